@@ -1,0 +1,1 @@
+"""poolform's reconciler: loading, validation, planning, applying and the CLI that wires them."""

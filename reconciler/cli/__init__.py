@@ -1,0 +1,1 @@
+"""The command line: the only layer that prints, reads the terminal and chooses exit codes."""

@@ -1,0 +1,83 @@
+"""Typed errors and diagnostics. Every problem a user can cause carries a location.
+
+Only the CLI prints and chooses exit codes; everything below raises these or returns
+`Diagnostic`s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, order=True)
+class Location:
+    file: str
+    line: int = 0  # 1-based; 0 when only the file is known
+    column: int = 0
+
+    def __str__(self) -> str:
+        if self.line <= 0:
+            return self.file
+        return f"{self.file}:{self.line}:{self.column}"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    severity: Severity
+    rule: str
+    message: str
+    location: Location | None = None
+    suggestion: str | None = None
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        loc = self.location or Location("")
+        return (loc.file, loc.line, loc.column, self.message)
+
+    def render(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        text = f"{where}{self.severity}: {self.message} [{self.rule}]"
+        if self.suggestion:
+            text += f"\n  hint: {self.suggestion}"
+        return text
+
+
+class PoolformError(Exception):
+    """Base of every error the CLI turns into a message and exit code 1."""
+
+    def __init__(self, message: str, *, location: Location | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.location = location
+        self.hint = hint
+
+    def render(self) -> str:
+        where = f"{self.location}: " if self.location else ""
+        text = f"{where}error: {self.message}"
+        if self.hint:
+            text += f"\n  hint: {self.hint}"
+        return text
+
+
+class ConfigurationError(PoolformError):
+    """The configuration is invalid; carries every diagnostic found, sorted."""
+
+    def __init__(self, diagnostics: list[Diagnostic]):
+        self.diagnostics = sorted(diagnostics, key=Diagnostic.sort_key)
+        errors = [d for d in self.diagnostics if d.severity == "error"]
+        super().__init__(f"{len(errors)} error(s) in the configuration")
+
+    def render(self) -> str:
+        return "\n".join(d.render() for d in self.diagnostics)
+
+
+@dataclass(frozen=True)
+class YamlProblem(Exception):
+    """A YAML-level problem found while parsing one file."""
+
+    message: str
+    line: int
+    column: int
+    rule: str = field(default="yaml-syntax")

@@ -1,0 +1,220 @@
+"""Load a configuration: read, validate each document, check the rules between documents.
+
+Problems are gathered, not raised one at a time: a run reports every error it can find,
+sorted by file and line, and positions are recovered only for the files that need them.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from reconciler.errors import ConfigurationError, Diagnostic, YamlProblem
+from reconciler.loading.sources import (
+    PositionIndex,
+    RawDocument,
+    SourceRef,
+    digest,
+    list_sources,
+    read_documents,
+    yaml_diagnostic,
+)
+from schemas import KINDS, Cluster, Document, canonical_kind, model_for_kind
+from schemas.kinds import ALIASES
+
+T = TypeVar("T", bound=Document)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A diagnostic before its position is known."""
+
+    severity: str
+    rule: str
+    message: str
+    ref: SourceRef
+    suggestion: str | None = None
+    point_at_key: bool = False
+
+
+@dataclass(frozen=True)
+class LoadedDocument:
+    ref: SourceRef
+    kind: str  # canonical kind
+    model: Document
+
+
+@dataclass
+class Configuration:
+    """Every valid document of a configuration, and the warnings it raised."""
+
+    directory: Path
+    documents: list[LoadedDocument]
+    digest: str
+    warnings: list[Diagnostic] = field(default_factory=list)
+    # (kind, name) of documents that failed validation: references to them are not reported
+    # again as unknown, so one mistake yields one error.
+    invalid: set[tuple[str, str]] = field(default_factory=set)
+    _refs: dict[int, SourceRef] = field(default_factory=dict, repr=False)
+
+    def of_kind(self, kind: type[T]) -> list[T]:
+        return [d.model for d in self.documents if isinstance(d.model, kind)]
+
+    def find(self, kind: type[T], name: str) -> T | None:
+        return next((m for m in self.of_kind(kind) if m.name == name), None)
+
+    @property
+    def cluster(self) -> Cluster:
+        clusters = self.of_kind(Cluster)
+        return clusters[0] if clusters else Cluster(name="default")
+
+    def ref_of(self, model: Document) -> SourceRef:
+        if len(self._refs) != len(self.documents):
+            self._refs = {id(d.model): d.ref for d in self.documents}
+        return self._refs[id(model)]
+
+
+def dotted(path: tuple[Any, ...]) -> str:
+    """`machine_types[0].partitions`: a path as a user would write it."""
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+def suggest(word: str, choices: Iterable[str]) -> str | None:
+    close = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else None
+
+
+def _fields_at(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
+    """The field names a model allows at `path` (indexes and map keys skipped)."""
+    from schemas.rules import _submodel
+
+    current: type[BaseModel] | None = model
+    for step in path:
+        if current is None:
+            return []
+        if isinstance(step, str) and step in current.model_fields:
+            current = _submodel(current.model_fields[step].annotation)
+    return list(current.model_fields) if current else []
+
+
+def _pydantic_findings(
+    ref: SourceRef, model: type[Document], error: ValidationError
+) -> Iterator[Finding]:
+    seen: set[tuple[Any, ...]] = set()
+    for item in error.errors(include_url=False):
+        loc = tuple(item["loc"])
+        # Union branches repeat one problem per alternative; keep the first per place.
+        data_loc = tuple(step for step in loc if isinstance(step, int) or "[" not in str(step))
+        if data_loc in seen:
+            continue
+        seen.add(data_loc)
+        where = dotted(data_loc) or "document"
+        kind = item["type"]
+        if kind == "extra_forbidden":
+            field_name = str(data_loc[-1])
+            yield Finding(
+                "error",
+                "unknown-field",
+                f"unknown field `{field_name}` in {model.__name__}",
+                ref.at(*data_loc),
+                suggest(field_name, _fields_at(model, data_loc[:-1])),
+                point_at_key=True,
+            )
+        elif kind == "missing":
+            yield Finding(
+                "error", "missing-field", f"`{where}` is required", ref.at(*data_loc[:-1])
+            )
+        else:
+            message = item["msg"].removeprefix("Value error, ")
+            yield Finding("error", "invalid-value", f"{where}: {message}", ref.at(*data_loc))
+
+
+def _validate(raw: RawDocument) -> tuple[LoadedDocument | None, list[Finding]]:
+    data = raw.data
+    if not isinstance(data, dict):
+        what = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
+        return None, [
+            Finding("error", "not-a-mapping", f"a document must be a mapping, not {what}", raw.ref)
+        ]
+    kind = data.get("kind")
+    if kind is None:
+        hint = f"add one of: {', '.join(KINDS)}"
+        return None, [Finding("error", "missing-kind", "document has no `kind`", raw.ref, hint)]
+    model = model_for_kind(str(kind))
+    if model is None:
+        hint = suggest(str(kind), [*KINDS, *ALIASES]) or f"known kinds: {', '.join(KINDS)}"
+        message = f"unknown kind `{kind}`"
+        return None, [Finding("error", "unknown-kind", message, raw.ref.at("kind"), hint)]
+    try:
+        loaded = model.model_validate(data)
+    except ValidationError as exc:
+        return None, list(_pydantic_findings(raw.ref, model, exc))
+    return LoadedDocument(raw.ref, canonical_kind(str(kind)) or str(kind), loaded), []
+
+
+def load_documents(target: Path) -> tuple[Configuration, list[Finding], PositionIndex]:
+    """Read and validate every document; cross-document rules are not checked here."""
+    sources = list_sources(target)
+    index = PositionIndex(sources)
+    documents: list[LoadedDocument] = []
+    findings: list[Finding] = []
+    yaml_errors: list[Diagnostic] = []
+    invalid: set[tuple[str, str]] = set()
+    for source in sources:
+        try:
+            raws, parsed = read_documents(source)
+        except YamlProblem as problem:
+            yaml_errors.append(yaml_diagnostic(source, problem))
+            continue
+        if parsed is not None:
+            index.remember(source.display, parsed)
+        for raw in raws:
+            if raw.data is None:
+                continue
+            loaded, problems = _validate(raw)
+            findings.extend(problems)
+            if loaded is not None:
+                documents.append(loaded)
+            elif isinstance(raw.data, dict):
+                invalid.add(
+                    (canonical_kind(str(raw.data.get("kind"))) or "", str(raw.data.get("name")))
+                )
+    directory = target if target.is_dir() else target.parent
+    configuration = Configuration(directory, documents, digest(sources), invalid=invalid)
+    if yaml_errors:
+        raise ConfigurationError(yaml_errors + resolve(findings, index))
+    return configuration, findings, index
+
+
+def resolve(findings: list[Finding], index: PositionIndex) -> list[Diagnostic]:
+    return [
+        Diagnostic(
+            "error" if f.severity == "error" else "warning",
+            f.rule,
+            f.message,
+            index.locate(f.ref, prefer_key=f.point_at_key),
+            f.suggestion,
+        )
+        for f in findings
+    ]
+
+
+def load_configuration(target: Path) -> Configuration:
+    """A valid configuration, or ConfigurationError with every problem found."""
+    from reconciler.checks import check_configuration
+
+    configuration, findings, index = load_documents(target)
+    findings = findings + check_configuration(configuration)
+    diagnostics = resolve(findings, index)
+    if any(d.severity == "error" for d in diagnostics):
+        raise ConfigurationError(diagnostics)
+    configuration.warnings = sorted(diagnostics, key=Diagnostic.sort_key)
+    return configuration

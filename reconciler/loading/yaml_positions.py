@@ -1,0 +1,189 @@
+"""The authoritative YAML reader: YAML 1.2 core schema, with the position of every node.
+
+Built on ruamel.yaml's event stream rather than its round-trip loader: we need positions for
+every key and value, and we must reject what the round-trip loader would accept (tags, anchors
+and aliases, duplicate keys). Slow (pure Python), so it runs only for files the fast reader
+cannot take with certainty and for files whose errors need locating.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    Event,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
+)
+
+from reconciler.errors import YamlProblem
+
+Path = tuple[str | int, ...]
+
+# YAML 1.2 core schema resolution of plain scalars.
+_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
+_TRUE = re.compile(r"^(?:true|True|TRUE)$")
+_FALSE = re.compile(r"^(?:false|False|FALSE)$")
+_INT10 = re.compile(r"^[-+]?[0-9]+$")
+_INT8 = re.compile(r"^0o[0-7]+$")
+_INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
+_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
+_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
+_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
+MAX_DEPTH = 64
+
+
+def resolve_plain(value: str) -> Any:
+    if _NULL.match(value):
+        return None
+    if _TRUE.match(value):
+        return True
+    if _FALSE.match(value):
+        return False
+    if _INT10.match(value):
+        return int(value)
+    if _INT8.match(value):
+        return int(value[2:], 8)
+    if _INT16.match(value):
+        return int(value[2:], 16)
+    if _FLOAT.match(value):
+        return float(value)
+    if _INF.match(value):
+        return float("-inf") if value.startswith("-") else float("inf")
+    if _NAN.match(value):
+        return float("nan")
+    return value
+
+
+@dataclass
+class ParsedDocument:
+    data: Any
+    line: int  # 1-based line of the document's first node
+    column: int
+    positions: dict[Path, tuple[int, int]] = field(default_factory=dict)  # value positions
+    key_positions: dict[Path, tuple[int, int]] = field(default_factory=dict)  # mapping keys
+
+
+def _mark(event: Event) -> tuple[int, int]:
+    mark = event.start_mark
+    return (mark.line + 1, mark.column + 1)
+
+
+class _Composer:
+    """Builds plain Python data from the event stream, recording positions by path."""
+
+    def __init__(self, events: Any):
+        self.events = events
+
+    def next(self) -> Event:
+        return next(self.events)
+
+    def documents(self) -> list[ParsedDocument]:
+        docs: list[ParsedDocument] = []
+        event = self.next()
+        assert isinstance(event, StreamStartEvent)
+        while True:
+            event = self.next()
+            if isinstance(event, StreamEndEvent):
+                return docs
+            assert isinstance(event, DocumentStartEvent)
+            first = self.next()
+            doc = ParsedDocument(data=None, line=_mark(first)[0], column=_mark(first)[1])
+            doc.data = self.node(first, (), doc)
+            end = self.next()
+            assert isinstance(end, DocumentEndEvent)
+            docs.append(doc)
+
+    def _reject_decorations(self, event: Event) -> None:
+        line, column = _mark(event)
+        if isinstance(event, AliasEvent):
+            raise YamlProblem(
+                f"aliases (*{event.anchor}) are not allowed; write the value out",
+                line,
+                column,
+                "yaml-alias",
+            )
+        anchor = getattr(event, "anchor", None)
+        if anchor:
+            raise YamlProblem(
+                f"anchors (&{anchor}) are not allowed; write the value out",
+                line,
+                column,
+                "yaml-alias",
+            )
+        tag = getattr(event, "tag", None)
+        if tag and not (isinstance(event, ScalarEvent) and tag == "!"):
+            raise YamlProblem(f"YAML tags ({tag}) are not allowed", line, column, "yaml-tag")
+
+    def node(self, event: Event, path: Path, doc: ParsedDocument) -> Any:
+        self._reject_decorations(event)
+        if len(path) > MAX_DEPTH:
+            raise YamlProblem(
+                f"nesting deeper than {MAX_DEPTH} levels", *_mark(event), "yaml-depth"
+            )
+        doc.positions[path] = _mark(event)
+        if isinstance(event, ScalarEvent):
+            if event.style is None and event.implicit[0]:
+                return resolve_plain(event.value)
+            return event.value
+        if isinstance(event, SequenceStartEvent):
+            items: list[Any] = []
+            while True:
+                child = self.next()
+                if isinstance(child, SequenceEndEvent):
+                    return items
+                items.append(self.node(child, (*path, len(items)), doc))
+        if isinstance(event, MappingStartEvent):
+            mapping: dict[Any, Any] = {}
+            while True:
+                key_event = self.next()
+                if isinstance(key_event, MappingEndEvent):
+                    return mapping
+                self._reject_decorations(key_event)
+                if not isinstance(key_event, ScalarEvent):
+                    raise YamlProblem(
+                        "mapping keys must be plain strings", *_mark(key_event), "yaml-key"
+                    )
+                key = key_event.value if key_event.style else resolve_plain(key_event.value)
+                if key in mapping:
+                    first = doc.key_positions.get((*path, key), (0, 0))
+                    raise YamlProblem(
+                        f"duplicate key {key!r} (first defined on line {first[0]})",
+                        *_mark(key_event),
+                        "yaml-duplicate-key",
+                    )
+                doc.key_positions[(*path, key)] = _mark(key_event)
+                mapping[key] = self.node(self.next(), (*path, key), doc)
+        raise YamlProblem(f"unexpected YAML event {type(event).__name__}", *_mark(event))
+
+
+def parse_with_positions(text: str) -> list[ParsedDocument]:
+    """Every document in `text`, or a `YamlProblem` at the first thing wrong."""
+    yaml = YAML(typ="safe", pure=True)
+    try:
+        return _Composer(iter(yaml.parse(text))).documents()
+    except YamlProblem:
+        raise
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        problem = exc.problem or exc.context or "invalid YAML"
+        if exc.context and exc.problem:
+            problem = f"{exc.problem} ({exc.context})"
+        raise YamlProblem(f"invalid YAML: {problem}", line, column) from None
+    except YAMLError as exc:
+        raise YamlProblem(f"invalid YAML: {exc}", 0, 0) from None
+    except RecursionError:
+        raise YamlProblem(f"nesting deeper than {MAX_DEPTH} levels", 0, 0, "yaml-depth") from None

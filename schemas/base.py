@@ -1,0 +1,41 @@
+"""What every document shares: `kind`, `name`, unknown fields rejected, immutable once loaded."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$"
+
+
+class Strict(BaseModel):
+    """Base for every nested object: unknown fields are errors, values are frozen."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+class Document(Strict):
+    """A top-level YAML document."""
+
+    kind: str
+    name: str = Field(
+        pattern=NAME_PATTERN,
+        description="Unique among documents of this kind; lower case, digits, '.', '_' and '-'.",
+    )
+
+    # Kinds that are not reconciled (a Job is submitted to the scheduler, not declared).
+    declarative: ClassVar[bool] = True
+
+    def always_replace_reason(self) -> str | None:
+        """Why any change to this object forces replacement, if it does (e.g. SkyPilot's
+        workers with file mounts are recreated on every update)."""
+        return None
+
+    def references(self) -> list[tuple[tuple[str | int, ...], str, str]]:
+        """(field path, referenced kind family, referenced name) for every reference it holds."""
+        return []
+
+    def attributes(self) -> dict[str, Any]:
+        """The object's attributes as plain data, the form state and diffs use."""
+        return self.model_dump(mode="json", exclude={"kind", "name"}, by_alias=True)

@@ -1,0 +1,60 @@
+"""Cluster: one per configuration; defaults for everything else (from Determined).
+
+The provider and region every pool uses unless it names its own, the default compute (GPU) and
+auxiliary (CPU) pools jobs land in when they name none, and where state is kept.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import Field, model_validator
+
+from schemas.base import NAME_PATTERN, Document, Strict
+from schemas.rules import UpdateRule, spec
+
+
+class StateBackendConfig(Strict):
+    backend: Literal["sqlite", "postgres", "s3"] = "sqlite"
+    path: str | None = Field(
+        None, description="sqlite: the database file (default .poolform/state.db)."
+    )
+    dsn: str | None = spec(None, sensitive=True, description="postgres: connection string.")
+    bucket: str | None = Field(None, description="s3: the bucket.")
+    key: str | None = Field(None, description="s3: the object key.")
+    region: str | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> StateBackendConfig:
+        if self.backend == "postgres" and not self.dsn:
+            raise ValueError(
+                "the postgres backend needs `dsn` (use ${env:NAME} to keep it out of the file)"
+            )
+        if self.backend == "s3" and not self.bucket:
+            raise ValueError("the s3 backend needs `bucket`")
+        return self
+
+
+class Cluster(Document):
+    kind: Literal["Cluster"] = "Cluster"
+    provider: Literal["local", "aws", "gcp"] = spec("local", update=UpdateRule.IN_PLACE)
+    region: str | None = spec(None, update=UpdateRule.IN_PLACE)
+    default_compute_pool: str | None = Field(
+        None, pattern=NAME_PATTERN, description="For jobs that need GPUs."
+    )
+    default_aux_pool: str | None = Field(
+        None, pattern=NAME_PATTERN, description="For CPU-only jobs."
+    )
+    state: StateBackendConfig = Field(default_factory=StateBackendConfig)
+    provider_settings: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Provider knobs, e.g. the local provider's latency_ms, fault_rate, capacity.",
+    )
+
+    def references(self) -> list[tuple[tuple[str | int, ...], str, str]]:
+        refs: list[tuple[tuple[str | int, ...], str, str]] = []
+        if self.default_compute_pool:
+            refs.append((("default_compute_pool",), "pool", self.default_compute_pool))
+        if self.default_aux_pool:
+            refs.append((("default_aux_pool",), "pool", self.default_aux_pool))
+        return refs

@@ -1,0 +1,68 @@
+"""Job: a workload submitted to the scheduler, not declared in the configuration.
+
+Accepts SkyPilot job YAML (resources, run) and ZenML-style requests (resource keys, preemptible,
+subject). A job never carries setup, workdir or file mounts: workers are prepared by their pool.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from schemas.accelerators import Accelerators, accelerator_count
+from schemas.base import NAME_PATTERN, Document, Strict
+from schemas.quantities import Quantity
+
+_WORKER_ONLY = ("setup", "workdir", "file_mounts", "storage_mounts")
+
+
+class JobResources(Strict):
+    accelerators: Accelerators = Field(
+        None, description="`H100:1`, or alternatives such as {H100: 1, H200: 1}."
+    )
+    gpu: Quantity | None = None
+    cpu: Quantity | None = None
+    cpus: Quantity | str | None = None
+    memory: Quantity | str | None = None
+    custom: dict[str, Quantity] = Field(default_factory=dict, description="Custom resource keys.")
+    instance_type: str | None = None
+    use_spot: bool | None = None
+    resource_pool: str | None = Field(None, description="Determined's way to name the pool.")
+
+
+class Job(Document):
+    kind: Literal["Job"] = "Job"
+    declarative: ClassVar[bool] = False
+    resources: JobResources = Field(default_factory=JobResources)
+    run: str = Field(min_length=1, description="The command, run in the worker's directory.")
+    pool: str | None = Field(None, pattern=NAME_PATTERN)
+    subject: str | None = None
+    priority: int = Field(0, ge=-1_000_000, le=1_000_000)
+    preemptible: bool = True
+    retries: int = Field(0, ge=0, le=100)
+    num_jobs: int = Field(1, ge=1, le=100_000)
+    envs: dict[str, str] = Field(default_factory=dict)
+    labels: dict[str, str] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_worker_setup(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            found = [key for key in _WORKER_ONLY if key in data]
+            if found:
+                raise ValueError(
+                    f"a job may not set {', '.join(found)}: workers are prepared by their pool's setup"
+                )
+        return data
+
+    def gpus_requested(self) -> float:
+        """GPUs per job, from `gpu` or from the accelerator spec (the largest alternative)."""
+        if self.resources.gpu is not None:
+            return float(self.resources.gpu)
+        return float(accelerator_count(self.resources.accelerators))
+
+    def references(self) -> list[tuple[tuple[str | int, ...], str, str]]:
+        pool = self.pool or self.resources.resource_pool
+        path: tuple[str | int, ...] = ("pool",) if self.pool else ("resources", "resource_pool")
+        return [(path, "pool", pool)] if pool else []

@@ -1,0 +1,50 @@
+"""Shared fixtures: run the CLI in-process like a user would, from any directory."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from reconciler.cli.main import main
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples"
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+
+@pytest.fixture
+def run(capsys: pytest.CaptureFixture[str]):
+    """Call `poolform ARGS...` through main(argv); returns exit code, stdout and stderr."""
+
+    def _run(*args: str) -> Result:
+        capsys.readouterr()
+        code = main([str(a) for a in args])
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err)
+
+    return _run
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """Write {name: text} into a fresh configuration directory and return it."""
+
+    def _write(files: dict[str, str | bytes]) -> Path:
+        for name, content in files.items():
+            path = tmp_path / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                path.write_bytes(content)
+            else:
+                path.write_text(content)
+        return tmp_path
+
+    return _write

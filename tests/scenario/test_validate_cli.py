@@ -1,0 +1,150 @@
+"""`poolform validate`, `schema` and `--help` as a user meets them."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from ruamel.yaml import YAML
+
+from tests.conftest import EXAMPLES, ROOT
+
+CONFIG_DIRS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir())
+JOB_DIRS = sorted(p for p in EXAMPLES.rglob("jobs") if p.is_dir())
+EXAMPLE_FILES = sorted(EXAMPLES.rglob("*.yaml"))
+
+
+@pytest.mark.parametrize(
+    "directory", CONFIG_DIRS + JOB_DIRS, ids=lambda p: str(p.relative_to(EXAMPLES))
+)
+def test_every_example_is_valid(run, directory: Path) -> None:
+    result = run("validate", directory)
+    assert result.code == 0, result.err
+    assert "valid (" in result.out
+
+
+def test_errors_are_reported_together_sorted_with_locations_and_hints(run, write) -> None:
+    directory = write(
+        {
+            "b.yaml": "kind: ResourcePool\nname: datacenter\ncapacity: {gpu: 10}\n",
+            "a.yaml": (
+                "kind: SubjectPolicy\nname: prod\nsubject: prod-stack\npool: datacentr\n"
+                "---\nkind: MachinePool\nname: demo\nmachine_types:\n  - machine_type: a\n"
+                "    launch_templates: [{instance_type: m5.large}]\n"
+                "    partitons: [{name: any, size: 2}]\n"
+            ),
+        }
+    )
+    result = run("validate", directory)
+    assert result.code == 1
+    lines = [line for line in result.err.splitlines() if ": error: " in line]
+    assert lines[0].startswith(
+        f"{directory}/a.yaml:4:7: error: ResourcePool `datacentr` is not defined"
+    )
+    assert "did you mean `datacenter`?" in result.err
+    assert any(
+        line.startswith(f"{directory}/a.yaml:11:5: error: unknown field `partitons`")
+        for line in lines
+    )
+    assert "did you mean `partitions`?" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_bad_input_changes_nothing(run, write) -> None:
+    directory = write({"pool.yaml": "kind: ResourcePool\nname: x\ncapacity: {gpu: lots}\n"})
+    before = sorted(p.name for p in directory.iterdir())
+    assert run("validate", directory).code == 1
+    assert sorted(p.name for p in directory.iterdir()) == before
+
+
+def test_warnings_do_not_fail_validation(run, write) -> None:
+    directory = write(
+        {
+            "pool.yaml": (
+                "kind: MachinePool\nname: big\nmachine_types:\n  - machine_type: h200\n"
+                "    launch_templates: [{instance_type: p5e.48xlarge}]\n"
+                "    partitions: [{name: any, size: 50}]\n"
+            )
+        }
+    )
+    result = run("validate", directory)
+    assert result.code == 0
+    assert "warning: machine type `h200` may grow to 50 p5e.48xlarge" in result.err
+
+
+def test_a_partition_without_rules_gets_the_catch_all_rule(write) -> None:
+    from reconciler.loading import load_configuration
+    from schemas import MachinePool
+
+    directory = write(
+        {
+            "pool.yaml": (
+                "kind: MachinePool\nname: p\nmachine_types:\n  - machine_type: cpu\n"
+                "    launch_templates: [{instance_type: m5.large}]\n"
+                "    partitions: [{name: any, size: 2}]\n"
+            )
+        }
+    )
+    (pool,) = load_configuration(directory).of_kind(MachinePool)
+    rules = pool.machine_types[0].partitions[0].rules
+    assert [(r.priority, r.selector) for r in rules] == [(1, {})]
+
+
+def test_committed_json_schemas_match_the_models(run, tmp_path: Path) -> None:
+    assert run("schema", "--out", tmp_path).code == 0
+    for generated in sorted(tmp_path.glob("*.json")):
+        committed = ROOT / "schemas" / "json" / generated.name
+        assert committed.exists(), (
+            f"run `poolform schema --out schemas/json` ({generated.name} missing)"
+        )
+        assert json.loads(committed.read_text()) == json.loads(generated.read_text()), (
+            f"schemas/json/{generated.name} is stale: run `poolform schema --out schemas/json`"
+        )
+
+
+@pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_every_example_names_its_schema_and_satisfies_it(path: Path) -> None:
+    first = path.read_text().splitlines()[0]
+    assert first.startswith("# yaml-language-server: $schema="), "examples carry a schema modeline"
+    schema_path = (path.parent / first.split("$schema=", 1)[1].strip()).resolve()
+    assert schema_path.exists(), schema_path
+    for document in YAML(typ="safe", pure=True).load_all(path.read_text()):
+        if document is None:
+            continue
+        kind = {"ANYSCALE_MANAGED": "MachinePool"}.get(document["kind"], document["kind"])
+        schema = json.loads((ROOT / "schemas" / "json" / f"{kind}.json").read_text())
+        jsonschema.validate(document, schema)
+
+
+def test_help_does_not_import_cloud_sdks() -> None:
+    code = (
+        "import sys\nfrom reconciler.cli.main import main\n"
+        "assert main(['--help']) == 0\n"
+        "assert main(['validate', sys.argv[1]]) == 0\n"
+        "heavy = [m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'networkx', 'deepdiff')"
+        " or m.startswith('google.cloud')]\n"
+        "print(heavy)\nsys.exit(1 if heavy else 0)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(EXAMPLES / "quickstart")],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_usage_errors_exit_1_not_2(run) -> None:
+    result = run("validate", "--no-such-flag")
+    assert result.code == 1
+    assert "No such option" in result.err
+
+
+def test_a_missing_directory_is_one_clear_error(run, tmp_path: Path) -> None:
+    result = run("validate", tmp_path / "nope")
+    assert result.code == 1
+    assert result.err.strip() == f"error: {tmp_path / 'nope'} does not exist"
