@@ -333,7 +333,7 @@ def providers_agree(config: Configuration) -> Iterator[Finding]:
                     config,
                     pool,
                     "provider-mismatch",
-                    f"`{instance}` is {'not a known instance type' if cloud is None else f'an {cloud.upper()} type'}"
+                    f"`{instance}` is {'not a known instance type' if cloud is None else f'a {cloud.upper()} instance type'}"
                     f", but pool `{pool.name}` is on {provider}",
                     *path,
                 )
@@ -351,7 +351,7 @@ def providers_agree(config: Configuration) -> Iterator[Finding]:
                     cc,
                     "provider-mismatch",
                     f"worker group `{group.group_name}` draws from `{drawn.name}` on {provider}, "
-                    f"but the head node `{cc.head_node.instance_type}` is a {head_cloud} type",
+                    f"but the head node `{cc.head_node.instance_type}` is a {(head_cloud or '').upper()} instance type",
                     "worker_nodes",
                     index,
                     "flags",

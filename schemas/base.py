@@ -7,12 +7,21 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict, Field
 
 NAME_PATTERN = r"^[a-z0-9]([a-z0-9._-]{0,61}[a-z0-9])?$"
+PATTERN_MEANINGS = {
+    NAME_PATTERN: "a name is 1-63 lower case letters, digits, '.', '_' or '-', "
+    "starting and ending with a letter or digit",
+}
 
 
 class Strict(BaseModel):
     """Base for every nested object: unknown fields are errors, values are frozen."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: YAML already gives typed values; lax coercion would take `size: true` as 1.
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True)
+
+    # Hints for fields that are deliberately absent (e.g. `run` on a pool), shown with the
+    # unknown-field error.
+    field_hints: ClassVar[dict[str, str]] = {}
 
 
 class Document(Strict):

@@ -6,9 +6,9 @@ subject). A job never carries setup, workdir or file mounts: workers are prepare
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field
 
 from schemas.accelerators import Accelerators, accelerator_count
 from schemas.base import NAME_PATTERN, Document, Strict
@@ -45,16 +45,9 @@ class Job(Document):
     envs: dict[str, str] = Field(default_factory=dict)
     labels: dict[str, str] = Field(default_factory=dict)
 
-    @model_validator(mode="before")
-    @classmethod
-    def _no_worker_setup(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            found = [key for key in _WORKER_ONLY if key in data]
-            if found:
-                raise ValueError(
-                    f"a job may not set {', '.join(found)}: workers are prepared by their pool's setup"
-                )
-        return data
+    field_hints: ClassVar[dict[str, str]] = {
+        key: "a job cannot prepare its worker; put it in the pool's setup" for key in _WORKER_ONLY
+    }
 
     def gpus_requested(self) -> float:
         """GPUs per job, from `gpu` or from the accelerator spec (the largest alternative)."""

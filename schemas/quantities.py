@@ -59,7 +59,7 @@ def parse_quantity(value: Any) -> int | float:
         if not match or match.group(2) not in _SUFFIXES:
             raise ValueError(
                 f"{value!r} is not a quantity; use a number with an optional unit "
-                "(m, K, M, G, T, KB, MB, GB, TB, Ki, Mi, Gi, Ti)"
+                "(m, K, M, G, T, P, KB, MB, GB, TB, PB, Ki, Mi, Gi, Ti, Pi)"
             )
         try:
             amount = Decimal(match.group(1)) * _SUFFIXES[match.group(2)]
@@ -67,6 +67,8 @@ def parse_quantity(value: Any) -> int | float:
             raise ValueError(f"{value!r} is not a quantity") from exc
     else:
         raise ValueError(f"expected a quantity, got {type(value).__name__}")
+    if not amount.is_finite():
+        raise ValueError(f"{value!r} is not a finite quantity")
     if amount < 0:
         raise ValueError("a quantity cannot be negative")
     if amount > MAX_QUANTITY:
@@ -88,7 +90,7 @@ def parse_duration(value: Any) -> int | float:
         seconds = Decimal(match.group(1)) * _SECONDS[match.group(2)]
     else:
         raise ValueError(f"expected a duration, got {type(value).__name__}")
-    if seconds < 0 or seconds > Decimal(10) ** 9:
+    if not seconds.is_finite() or seconds < 0 or seconds > Decimal(10) ** 9:
         raise ValueError(f"{value!r} is out of range for a duration")
     return _number(seconds)
 

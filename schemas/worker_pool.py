@@ -7,7 +7,7 @@ change recreates the workers, because the data behind them may have changed.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import ClassVar, Literal
 
 from pydantic import model_validator
 
@@ -81,14 +81,9 @@ class WorkerPool(Document):
     )
     max_unavailable: int = spec(1, update=IN_PLACE, ge=0, description="Workers retired at once.")
 
-    @model_validator(mode="before")
-    @classmethod
-    def _no_run(cls, data: Any) -> Any:
-        if isinstance(data, dict) and "run" in data:
-            raise ValueError(
-                "a pool may not have `run`: it only provisions workers; submit jobs to it"
-            )
-        return data
+    field_hints: ClassVar[dict[str, str]] = {
+        "run": "a pool only provisions workers; submit jobs to it with `poolform jobs submit`",
+    }
 
     def always_replace_reason(self) -> str | None:
         if self.file_mounts:

@@ -25,6 +25,7 @@ from reconciler.loading.sources import (
     yaml_diagnostic,
 )
 from schemas import KINDS, Cluster, Document, canonical_kind, model_for_kind
+from schemas.base import PATTERN_MEANINGS, Strict
 from schemas.kinds import ALIASES
 
 T = TypeVar("T", bound=Document)
@@ -92,17 +93,17 @@ def suggest(word: str, choices: Iterable[str]) -> str | None:
     return f"did you mean `{close[0]}`?" if close else None
 
 
-def _fields_at(model: type[BaseModel], path: tuple[Any, ...]) -> list[str]:
-    """The field names a model allows at `path` (indexes and map keys skipped)."""
+def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that holds the fields at `path` (indexes and map keys skipped)."""
     from schemas.rules import _submodel
 
     current: type[BaseModel] | None = model
     for step in path:
         if current is None:
-            return []
+            return None
         if isinstance(step, str) and step in current.model_fields:
             current = _submodel(current.model_fields[step].annotation)
-    return list(current.model_fields) if current else []
+    return current
 
 
 def _pydantic_findings(
@@ -120,12 +121,14 @@ def _pydantic_findings(
         kind = item["type"]
         if kind == "extra_forbidden":
             field_name = str(data_loc[-1])
+            owner = _model_at(model, data_loc[:-1])
             yield Finding(
                 "error",
                 "unknown-field",
-                f"unknown field `{field_name}` in {model.__name__}",
+                f"unknown field `{field_name}` in {owner.__name__ if owner else model.__name__}",
                 ref.at(*data_loc),
-                suggest(field_name, _fields_at(model, data_loc[:-1])),
+                (owner.field_hints.get(field_name) if owner and issubclass(owner, Strict) else None)
+                or suggest(field_name, list(owner.model_fields) if owner else []),
                 point_at_key=True,
             )
         elif kind == "missing":
@@ -134,6 +137,9 @@ def _pydantic_findings(
             )
         else:
             message = item["msg"].removeprefix("Value error, ")
+            pattern = (item.get("ctx") or {}).get("pattern")
+            if kind == "string_pattern_mismatch" and pattern in PATTERN_MEANINGS:
+                message = f"{item['input']!r} is not allowed: {PATTERN_MEANINGS[pattern]}"
             yield Finding("error", "invalid-value", f"{where}: {message}", ref.at(*data_loc))
 
 

@@ -27,6 +27,7 @@ from ruamel.yaml.events import (
     StreamEndEvent,
     StreamStartEvent,
 )
+from ruamel.yaml.reader import ReaderError
 
 from reconciler.errors import YamlProblem
 
@@ -157,6 +158,13 @@ class _Composer:
                         "mapping keys must be plain strings", *_mark(key_event), "yaml-key"
                     )
                 key = key_event.value if key_event.style else resolve_plain(key_event.value)
+                if not isinstance(key, str):
+                    raise YamlProblem(
+                        f"mapping keys must be strings, not {'null' if key is None else type(key).__name__}"
+                        f" ({key_event.value or '~'!s}); quote it if it is a name",
+                        *_mark(key_event),
+                        "yaml-key",
+                    )
                 if key in mapping:
                     first = doc.key_positions.get((*path, key), (0, 0))
                     raise YamlProblem(
@@ -178,11 +186,23 @@ def parse_with_positions(text: str) -> list[ParsedDocument]:
         raise
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        # A construct left open (a quote, a bracket) is found only at the end of the stream;
+        # where it opened is what the user needs to see.
+        if exc.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
+            mark = exc.context_mark
         line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
         problem = exc.problem or exc.context or "invalid YAML"
         if exc.context and exc.problem:
             problem = f"{exc.problem} ({exc.context})"
         raise YamlProblem(f"invalid YAML: {problem}", line, column) from None
+    except ReaderError as exc:
+        before = text[: exc.position]
+        line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+        raise YamlProblem(
+            f"invalid character #x{exc.character if isinstance(exc.character, int) else ord(exc.character):04x} is not allowed in YAML",
+            line,
+            column,
+        ) from None
     except YAMLError as exc:
         raise YamlProblem(f"invalid YAML: {exc}", 0, 0) from None
     except RecursionError:

@@ -1,0 +1,191 @@
+"""What a plan is: ordered resource changes with reasons, attribute diffs and the graph's order.
+
+These frozen dataclasses are what renderers draw, what `-out` saves and what apply executes.
+`Plan.to_json()` is the documented, versioned `--json` format (see docs in reconciler/plan/
+json_format.md); `Plan.from_json()` reads a saved plan back.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FORMAT_VERSION = "1.0"
+
+
+class Action(enum.StrEnum):
+    NOOP = "no-op"
+    CREATE = "create"
+    UPDATE = "update"  # in place
+    REPLACE = "replace"  # create-before-destroy or destroy-before-create, see ResourceChange
+    DELETE = "delete"
+
+
+class ReplaceStrategy(enum.StrEnum):
+    CREATE_BEFORE_DESTROY = "create_before_destroy"
+    DESTROY_BEFORE_CREATE = "destroy_before_create"
+
+
+@dataclass(frozen=True)
+class AttributeChange:
+    path: str  # `partitions[0].size`
+    old: Any
+    new: Any
+    forces_replacement: bool = False
+    sensitive: bool = False
+    known_after_apply: bool = False
+
+
+@dataclass(frozen=True)
+class Rolling:
+    """How a replacement of running instances proceeds: in batches bounded by surge/unavailable."""
+
+    instances: int
+    batch_size: int
+    batches: int
+    max_surge: int
+    max_unavailable: int
+
+
+@dataclass(frozen=True)
+class ResourceChange:
+    address: str
+    resource_type: str  # machine_type, compute_config, worker_pool, resource_pool, subject_policy
+    action: Action
+    reason: str  # readable: why this action
+    attributes: tuple[AttributeChange, ...] = ()
+    update_kind: str | None = None  # for updates: "resize" or "metadata"
+    replace_strategy: ReplaceStrategy | None = None
+    forced_by: tuple[str, ...] = ()  # attribute paths that force replacement
+    rolling: Rolling | None = None
+    dependencies: tuple[str, ...] = ()
+    before: dict[str, Any] | None = None  # recorded attributes (sensitive values hashed)
+    after: dict[str, Any] | None = None  # desired attributes (sensitive values hashed)
+    source: str | None = None  # file:line of the declaring document
+
+    @property
+    def symbol(self) -> str:
+        if self.action is Action.REPLACE:
+            cbd = self.replace_strategy is ReplaceStrategy.CREATE_BEFORE_DESTROY
+            return "+/-" if cbd else "-/+"
+        return {Action.CREATE: "+", Action.UPDATE: "~", Action.DELETE: "-", Action.NOOP: " "}[
+            self.action
+        ]
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    destroy: bool = False
+    targets: tuple[str, ...] = ()
+    replace: tuple[str, ...] = ()
+    refresh: bool = True
+    refresh_only: bool = False
+
+
+@dataclass(frozen=True)
+class Summary:
+    add: int = 0
+    change: int = 0
+    replace: int = 0
+    destroy: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.add + self.change + self.replace + self.destroy
+
+
+@dataclass(frozen=True)
+class Plan:
+    config_digest: str
+    lineage: str
+    serial: int
+    changes: tuple[ResourceChange, ...]  # in apply order; no-ops excluded
+    order: tuple[tuple[str, ...], ...]  # the graph's generations: each may run in parallel
+    edges: tuple[tuple[str, str], ...]  # (before, after)
+    options: PlanOptions = field(default_factory=PlanOptions)
+    unchanged: int = 0
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def summary(self) -> Summary:
+        count = {a: sum(1 for c in self.changes if c.action is a) for a in Action}
+        return Summary(
+            count[Action.CREATE], count[Action.UPDATE], count[Action.REPLACE], count[Action.DELETE]
+        )
+
+    @property
+    def has_changes(self) -> bool:
+        return bool(self.changes)
+
+    def change(self, address: str) -> ResourceChange | None:
+        return next((c for c in self.changes if c.address == address), None)
+
+    def to_json(self) -> dict[str, Any]:
+        summary = self.summary
+        return {
+            "format_version": FORMAT_VERSION,
+            "config_digest": self.config_digest,
+            "state": {"lineage": self.lineage, "serial": self.serial},
+            "options": asdict(self.options),
+            "summary": {
+                "add": summary.add,
+                "change": summary.change,
+                "replace": summary.replace,
+                "destroy": summary.destroy,
+                "unchanged": self.unchanged,
+            },
+            "changes": [_change_json(c) for c in self.changes],
+            "order": [list(level) for level in self.order],
+            "edges": [list(edge) for edge in self.edges],
+            "warnings": list(self.warnings),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Plan:
+        changes = tuple(_change_from_json(c) for c in data["changes"])
+        options = data.get("options") or {}
+        return cls(
+            config_digest=data["config_digest"],
+            lineage=data["state"]["lineage"],
+            serial=int(data["state"]["serial"]),
+            changes=changes,
+            order=tuple(tuple(level) for level in data["order"]),
+            edges=tuple((a, b) for a, b in data["edges"]),
+            options=PlanOptions(
+                **{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+            ),
+            unchanged=int(data["summary"].get("unchanged", 0)),
+            warnings=tuple(data.get("warnings", ())),
+        )
+
+
+def _change_json(change: ResourceChange) -> dict[str, Any]:
+    data = asdict(change)
+    data["action"] = change.action.value
+    data["symbol"] = change.symbol
+    data["replace_strategy"] = change.replace_strategy.value if change.replace_strategy else None
+    data["attributes"] = [asdict(a) for a in change.attributes]
+    data["forced_by"] = list(change.forced_by)
+    data["dependencies"] = list(change.dependencies)
+    return data
+
+
+def _change_from_json(data: dict[str, Any]) -> ResourceChange:
+    rolling = data.get("rolling")
+    strategy = data.get("replace_strategy")
+    return ResourceChange(
+        address=data["address"],
+        resource_type=data["resource_type"],
+        action=Action(data["action"]),
+        reason=data["reason"],
+        attributes=tuple(AttributeChange(**a) for a in data.get("attributes", ())),
+        update_kind=data.get("update_kind"),
+        replace_strategy=ReplaceStrategy(strategy) if strategy else None,
+        forced_by=tuple(data.get("forced_by", ())),
+        rolling=Rolling(**rolling) if rolling else None,
+        dependencies=tuple(data.get("dependencies", ())),
+        before=data.get("before"),
+        after=data.get("after"),
+        source=data.get("source"),
+    )

@@ -1,0 +1,106 @@
+"""make_plan: configuration + recorded state -> Plan. Pure: no I/O, no clock."""
+
+from __future__ import annotations
+
+from reconciler.errors import PoolformError
+from reconciler.loading import Configuration
+from reconciler.plan.diff import classify
+from reconciler.plan.expand import DesiredResource, expand
+from reconciler.plan.graph import build_order
+from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
+from state import StateSnapshot
+
+
+def _matches(address: str, pattern: str) -> bool:
+    return address == pattern or address.startswith(pattern + ".")
+
+
+def _selected(
+    targets: tuple[str, ...],
+    desired: dict[str, DesiredResource],
+    recorded_deps: dict[str, tuple[str, ...]],
+    destroying: bool,
+) -> set[str]:
+    """Targets with what they depend on (or, when destroying, what depends on them)."""
+    everything = set(desired) | set(recorded_deps)
+    chosen = {a for a in everything for t in targets if _matches(a, t)}
+    unknown = [t for t in targets if not any(_matches(a, t) for a in everything)]
+    if unknown:
+        raise PoolformError(
+            f"--target {unknown[0]} matches no resource in the configuration or state"
+        )
+    edges: dict[str, set[str]] = {a: set() for a in everything}
+    for address in everything:
+        deps = (
+            desired[address].dependencies if address in desired else recorded_deps.get(address, ())
+        )
+        for dep in deps:
+            if destroying:
+                edges.setdefault(dep, set()).add(address)
+            else:
+                edges[address].add(dep)
+    frontier = list(chosen)
+    while frontier:
+        for nxt in edges.get(frontier.pop(), ()):
+            if nxt not in chosen:
+                chosen.add(nxt)
+                frontier.append(nxt)
+    return chosen
+
+
+def make_plan(
+    configuration: Configuration, snapshot: StateSnapshot, options: PlanOptions = PlanOptions()
+) -> Plan:
+    desired = {} if options.destroy else expand(configuration, salt=snapshot.lineage)
+    recorded = {r.address: r for r in snapshot}
+    recorded_deps = {a: r.dependencies for a, r in recorded.items()}
+    for address in options.replace:
+        if address not in desired or address not in recorded:
+            raise PoolformError(
+                f"--replace {address}: no such resource in both configuration and state"
+            )
+    addresses = sorted(set(desired) | set(recorded))
+    if options.targets:
+        wanted = _selected(options.targets, desired, recorded_deps, options.destroy)
+        addresses = [a for a in addresses if a in wanted]
+    changes: list[ResourceChange] = []
+    unchanged = 0
+    for address in addresses:
+        resource = desired.get(address)
+        record = recorded.get(address)
+        resource_type = resource.resource_type if resource else (record.kind if record else "")
+        change = classify(
+            resource,
+            record.attributes if record else None,
+            address,
+            resource_type,
+            force_replace=address in options.replace,
+            destroying=options.destroy,
+        )
+        if record is not None and record.tainted and change.action in (Action.NOOP, Action.UPDATE):
+            change = classify(
+                resource, record.attributes, address, resource_type, force_replace=True
+            )
+            change = _retitled(change, "tainted: the last apply did not finish it")
+        if change.action is Action.NOOP:
+            unchanged += 1
+            continue
+        changes.append(change)
+    ordered, generations, edges = build_order(changes, recorded_deps)
+    return Plan(
+        config_digest=configuration.digest,
+        lineage=snapshot.lineage,
+        serial=snapshot.serial,
+        changes=tuple(ordered),
+        order=generations,
+        edges=edges,
+        options=options,
+        unchanged=unchanged,
+        warnings=tuple(w.render() for w in configuration.warnings),
+    )
+
+
+def _retitled(change: ResourceChange, reason: str) -> ResourceChange:
+    from dataclasses import replace
+
+    return replace(change, reason=reason)
