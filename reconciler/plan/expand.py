@@ -132,7 +132,7 @@ def expand(configuration: Configuration, salt: str) -> dict[str, DesiredResource
             )
         )
     for cc in configuration.of_kind(ComputeConfig):
-        deps = sorted(
+        uses = sorted(
             {
                 f"machine_pool.{g.machine_pool}.machine_type.{g.instance_type}"
                 for g in cc.worker_nodes
@@ -145,7 +145,7 @@ def expand(configuration: Configuration, salt: str) -> dict[str, DesiredResource
                 "compute_config",
                 ComputeConfig,
                 {"provider": provider, **masked_attributes(cc, salt)},
-                tuple(deps),
+                tuple(uses),
             )
         )
     for wp in configuration.of_kind(WorkerPool):

@@ -49,8 +49,9 @@ def _selected(
 
 
 def make_plan(
-    configuration: Configuration, snapshot: StateSnapshot, options: PlanOptions = PlanOptions()
+    configuration: Configuration, snapshot: StateSnapshot, options: PlanOptions | None = None
 ) -> Plan:
+    options = options or PlanOptions()
     desired = {} if options.destroy else expand(configuration, salt=snapshot.lineage)
     recorded = {r.address: r for r in snapshot}
     recorded_deps = {a: r.dependencies for a, r in recorded.items()}
