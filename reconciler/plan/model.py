@@ -153,7 +153,11 @@ class Plan:
             order=tuple(tuple(level) for level in data["order"]),
             edges=tuple((a, b) for a, b in data["edges"]),
             options=PlanOptions(
-                **{k: tuple(v) if isinstance(v, list) else v for k, v in options.items()}
+                destroy=bool(options.get("destroy", False)),
+                targets=tuple(options.get("targets", ())),
+                replace=tuple(options.get("replace", ())),
+                refresh=bool(options.get("refresh", True)),
+                refresh_only=bool(options.get("refresh_only", False)),
             ),
             unchanged=int(data["summary"].get("unchanged", 0)),
             warnings=tuple(data.get("warnings", ())),
