@@ -13,7 +13,9 @@ from collections.abc import Sequence
 import click
 
 from reconciler.cli.config_commands import effective, schema, validate
+from reconciler.cli.plan_commands import graph, plan, show
 from reconciler.errors import PoolformError
+from state.errors import StateError
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
@@ -37,6 +39,9 @@ def cli(ctx: click.Context, debug: bool) -> None:
 cli.add_command(validate)
 cli.add_command(schema)
 cli.add_command(effective)
+cli.add_command(plan)
+cli.add_command(show)
+cli.add_command(graph)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -50,6 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         click.echo(error.render(), err=True)
+        return EXIT_ERROR
+    except StateError as error:
+        if debug:
+            traceback.print_exc()
+        click.echo(f"error: {error}", err=True)
         return EXIT_ERROR
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)

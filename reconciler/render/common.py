@@ -1,0 +1,208 @@
+"""What every renderer shares: masking, value formatting, attribute paths and the diff tree.
+
+Pure functions of plan data. Sensitive values are recognised two ways: an AttributeChange marked
+`sensitive`, or any string beginning with the salted-hash prefix the expansion writes. Both are
+shown as `(sensitive)`; a hash is never printed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from reconciler.plan.model import Action, AttributeChange, Plan, ResourceChange
+
+SENSITIVE_PREFIX = "sensitive:sha256:"  # as written by reconciler.plan.expand
+SENSITIVE = "(sensitive)"
+KNOWN_AFTER_APPLY = "(known after apply)"
+NO_CHANGES = "No changes. Your capacity matches the configuration."
+
+Step = str | int
+
+
+def is_hash(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(SENSITIVE_PREFIX)
+
+
+def mask(value: Any) -> Any:
+    """`value` with every sensitive hash inside it replaced by `(sensitive)`."""
+    if is_hash(value):
+        return SENSITIVE
+    if isinstance(value, dict):
+        return {k: mask(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [mask(v) for v in value]
+    return value
+
+
+def fmt(value: Any, *, sensitive: bool = False) -> str:
+    """One value as HCL-ish text: strings quoted, null, true/false, compact JSON for containers."""
+    if sensitive and value is not None:
+        return SENSITIVE
+    if is_hash(value):
+        return SENSITIVE
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return json.dumps(mask(value), ensure_ascii=False, separators=(", ", ": ")).replace(
+        f'"{SENSITIVE}"', SENSITIVE
+    )
+
+
+def summary_line(plan: Plan) -> str:
+    if not plan.has_changes:
+        return NO_CHANGES
+    s = plan.summary
+    return (
+        f"Plan: {s.add} to add, {s.change} to change, {s.replace} to replace, "
+        f"{s.destroy} to destroy."
+    )
+
+
+def dotted(steps: list[Step]) -> str:
+    text = ""
+    for step in steps:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
+_INDEX = re.compile(r"\[(\d+)\]")
+_PLAIN_KEY = re.compile(r"[^.\[]+")
+
+
+def _child(node: Any, step: Step) -> Any:
+    if isinstance(step, int):
+        return node[step] if isinstance(node, list) and -len(node) <= step < len(node) else None
+    return node.get(step) if isinstance(node, dict) else None
+
+
+def split_path(path: str, *roots: Any) -> list[Step]:
+    """`partitions[0].rules[1].selector.team` as steps. The dotted form is ambiguous for map keys
+    holding `.` or `[` (file_mounts targets, custom resource keys), so the keys actually present
+    in `roots` (the before/after attributes) are preferred, longest first."""
+    steps: list[Step] = []
+    nodes = list(roots)
+    rest = path
+    while rest:
+        index = _INDEX.match(rest)
+        if index and steps:
+            steps.append(int(index.group(1)))
+            rest = rest[index.end() :]
+            nodes = [_child(n, steps[-1]) for n in nodes]
+            continue
+        if steps and rest.startswith("."):
+            rest = rest[1:]
+        keys = sorted(
+            {k for n in nodes if isinstance(n, dict) for k in n if isinstance(k, str)},
+            key=lambda k: (-len(k), k),
+        )
+        key = next(
+            (k for k in keys if k and rest.startswith(k) and rest[len(k) : len(k) + 1] in ("", ".", "[")),
+            None,
+        )
+        if key is None:
+            plain = _PLAIN_KEY.match(rest)
+            key = plain.group(0) if plain else rest
+        steps.append(key)
+        rest = rest[len(key) :]
+        nodes = [_child(n, key) for n in nodes]
+    return steps
+
+
+@dataclass
+class Node:
+    """A level of the nested attribute diff: children by step, or a leaf change."""
+
+    children: dict[Step, Node] = field(default_factory=dict)
+    change: AttributeChange | None = None
+
+    @property
+    def is_list(self) -> bool:
+        return bool(self.children) and all(isinstance(k, int) for k in self.children)
+
+
+def diff_tree(change: ResourceChange) -> Node:
+    """The attribute changes of `change`, grouped by top-level attribute and nested by path."""
+    root = Node()
+    for attr in change.attributes:
+        node = root
+        for step in split_path(attr.path, change.before, change.after):
+            node = node.children.setdefault(step, Node())
+        node.change = attr
+    return root
+
+
+def leaf_symbol(attr: AttributeChange) -> str:
+    if attr.known_after_apply:
+        return "+" if attr.old is None else "~"
+    if attr.old is None and attr.new is not None:
+        return "+"
+    if attr.new is None and attr.old is not None:
+        return "-"
+    return "~"
+
+
+def leaf_value(attr: AttributeChange) -> str:
+    """The right-hand side of an attribute line: `old -> new`, `new`, or a mask."""
+    if attr.sensitive or is_hash(attr.old) or is_hash(attr.new):
+        return SENSITIVE
+    if attr.known_after_apply:
+        return KNOWN_AFTER_APPLY if attr.old is None else f"{fmt(attr.old)} -> {KNOWN_AFTER_APPLY}"
+    symbol = leaf_symbol(attr)
+    if symbol == "+":
+        return fmt(attr.new)
+    if symbol == "-":
+        return f"{fmt(attr.old)} -> null"
+    return f"{fmt(attr.old)} -> {fmt(attr.new)}"
+
+
+def flatten(value: Any, prefix: list[Step] | None = None) -> list[tuple[str, Any]]:
+    """Leaves of a nested value as (dotted path, leaf); nulls skipped, scalar lists kept whole."""
+    prefix = prefix or []
+    if isinstance(value, dict) and value:
+        return [pair for k, v in value.items() for pair in flatten(v, [*prefix, k])]
+    if isinstance(value, list) and any(isinstance(v, dict | list) for v in value):
+        return [pair for i, v in enumerate(value) for pair in flatten(v, [*prefix, i])]
+    if value is None or not prefix:
+        return []
+    return [(dotted(prefix), value)]
+
+
+def header_phrase(change: ResourceChange) -> str:
+    """`will be created`, `will be updated in place (resize)`, `must be replaced (reason)`."""
+    if change.action is Action.CREATE:
+        return "will be created"
+    if change.action is Action.UPDATE:
+        return f"will be updated in place ({change.update_kind or change.reason})"
+    if change.action is Action.REPLACE:
+        return f"must be replaced ({change.reason})"
+    if change.action is Action.DELETE:
+        return "will be destroyed"
+    return "has no changes"
+
+
+def rolling_line(change: ResourceChange) -> str | None:
+    r = change.rolling
+    if r is None:
+        return None
+    return (
+        f"# rolling: {r.instances} instances in {r.batches} batches of {r.batch_size} "
+        f"(max_surge {r.max_surge}, max_unavailable {r.max_unavailable})"
+    )
+
+
+ACTION_WORDS = {
+    Action.CREATE: "create",
+    Action.UPDATE: "update in place",
+    Action.REPLACE: "replace",
+    Action.DELETE: "destroy",
+}
+
+LEGEND = {
+    "+": "create",
+    "~": "update in place",
+    "+/-": "create replacement and then destroy",
+    "-/+": "destroy and then create replacement",
+    "-": "destroy",
+}

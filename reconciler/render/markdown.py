@@ -1,0 +1,203 @@
+"""The pull-request comment of a plan: short, grouped, and under GitHub's comment limit.
+
+Sections, most important first: title and summary table; replacements and deletions with their
+reasons (never cut unless they alone exceed the limit); the change graph (Mermaid, at most
+MERMAID_MAX changes); one collapsible section per change, with bulk in-place updates of the same
+shape (resource type and changed attribute paths) folded into one section. When the text would
+exceed `limit`, in-place details go first, then the graph, then creates, then replacements and
+deletions, and a closing note says what was left out.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from reconciler.plan.model import Action, Plan, ResourceChange
+from reconciler.render.common import (
+    KNOWN_AFTER_APPLY,
+    diff_tree,
+    flatten,
+    fmt,
+    header_phrase,
+    leaf_symbol,
+    leaf_value,
+    rolling_line,
+    summary_line,
+)
+from reconciler.render.graph import render_mermaid
+
+MERMAID_MAX = 50
+GROUP_MIN = 3  # same-shape updates folded into one section from this many on
+PLURALS = {
+    "subject_policy": "subject policies",
+    "machine_type": "machine types",
+    "resource_pool": "resource pools",
+    "worker_pool": "worker pools",
+    "compute_config": "compute configs",
+}
+# Cut order: lower goes first.
+CUT_RANK = {Action.UPDATE: 0, "graph": 1, Action.CREATE: 2, Action.DELETE: 3, Action.REPLACE: 3}
+NOUNS = {Action.UPDATE: "in-place update", Action.CREATE: "create", Action.DELETE: "deletion",
+         Action.REPLACE: "replacement", "graph": "change graph"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Section:
+    text: str
+    rank: int
+    kind: Action | str
+    resources: int  # how many changes it shows (0 for the graph)
+
+
+def render_markdown(plan: Plan, *, limit: int = 60_000) -> str:
+    """The plan as GitHub-flavoured Markdown, always shorter than `limit` characters."""
+    head = [f"### poolform plan: {_title(plan)}", "", *_table(plan)]
+    if not plan.has_changes:
+        return "\n".join(head) + "\n"
+    critical = _critical(plan)
+    sections: list[Section] = []
+    if len(plan.changes) <= MERMAID_MAX:
+        graph = f"#### Change graph\n\n```mermaid\n{render_mermaid(plan).rstrip()}\n```\n"
+        sections.append(Section(graph, CUT_RANK["graph"], "graph", 0))
+    sections += _change_sections(plan)
+    return _fit("\n".join(head) + "\n", critical, sections, plan, limit)
+
+
+def _title(plan: Plan) -> str:
+    return summary_line(plan).removeprefix("Plan: ").rstrip(".")
+
+
+def _table(plan: Plan) -> list[str]:
+    s = plan.summary
+    rows = [("➕ add", s.add), ("🔄 change in place", s.change), ("♻️ replace", s.replace),
+            ("🗑️ destroy", s.destroy), ("unchanged", plan.unchanged)]  # fmt: skip
+    return ["| action | count |", "| --- | ---: |", *(f"| {a} | {n} |" for a, n in rows)]
+
+
+def _critical(plan: Plan) -> list[str]:
+    risky = [c for c in plan.changes if c.action in (Action.REPLACE, Action.DELETE)]
+    if not risky:
+        return []
+    lines = ["#### Replacements and deletions", ""]
+    for change in risky:
+        what = "destroy" if change.action is Action.DELETE else "replace"
+        line = f"- `{change.symbol}` **`{change.address}`** ({what}): {change.reason}"
+        roll = rolling_line(change)
+        if roll:
+            line += f"; {roll.removeprefix('# ')}"
+        lines.append(line)
+    return lines
+
+
+def diff_lines(change: ResourceChange) -> list[str]:
+    """A change as `diff` lines: `+`/`-` pairs per attribute, flattened paths, masked."""
+    if change.action is Action.CREATE:
+        known = [f"+ {a.path} = {KNOWN_AFTER_APPLY}" for a in change.attributes if a.known_after_apply]
+        return known + [f"+ {p} = {fmt(v)}" for p, v in flatten(change.after or {})]
+    if change.action is Action.DELETE:
+        return [f"- {change.address}"]
+    lines: list[str] = []
+    for attr in change.attributes:
+        forced = "  # forces replacement" if attr.forces_replacement else ""
+        value = leaf_value(attr)
+        sym = leaf_symbol(attr)
+        if sym == "~" and " -> " in value:
+            old, new = value.split(" -> ", 1)
+            lines += [f"- {attr.path} = {old}", f"+ {attr.path} = {new}{forced}"]
+        elif sym == "~":
+            lines.append(f"! {attr.path} = {value} (changed){forced}")
+        elif sym == "-":
+            lines.append(f"- {attr.path} = {value.removesuffix(' -> null')}{forced}")
+        else:
+            lines.append(f"+ {attr.path} = {value}{forced}")
+    roll = rolling_line(change)
+    return [*lines, roll] if roll else lines
+
+
+def _details(summary: str, body: str) -> str:
+    return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n"
+
+
+def _fence(lines: list[str]) -> str:
+    return "```diff\n" + "\n".join(lines) + "\n```"
+
+
+def _shape(change: ResourceChange) -> tuple[str, tuple[str, ...]] | None:
+    if change.action is not Action.UPDATE:
+        return None
+    return change.resource_type, tuple(sorted({a.path for a in change.attributes}))
+
+
+def _change_sections(plan: Plan) -> list[Section]:
+    shapes = Counter(s for s in map(_shape, plan.changes) if s is not None)
+    done: set[tuple[str, tuple[str, ...]]] = set()
+    out: list[Section] = []
+    for change in plan.changes:
+        shape = _shape(change)
+        rank = CUT_RANK[change.action]
+        if shape is not None and shapes[shape] >= GROUP_MIN:
+            if shape not in done:
+                done.add(shape)
+                members = [c for c in plan.changes if _shape(c) == shape]
+                out.append(Section(_group(shape, members), rank, change.action, len(members)))
+            continue
+        summary = f"<code>{change.symbol} {change.address}</code> {header_phrase(change)}"
+        out.append(Section(_details(summary, _fence(diff_lines(change))), rank, change.action, 1))
+    return out
+
+
+def _group(shape: tuple[str, tuple[str, ...]], members: list[ResourceChange]) -> str:
+    rtype, paths = shape
+    noun = PLURALS.get(rtype, f"{rtype} resources")
+    changed = ", ".join(f"`{p}`" for p in paths)
+    summary = f"{len(members)} {noun}: {changed} changed"
+    variants = Counter(tuple(diff_lines(c)) for c in members)
+    body = ["Addresses: " + ", ".join(f"`{c.address}`" for c in members), ""]
+    shown = variants.most_common(5)
+    for lines, count in shown:
+        body += [f"{count} of them:", "", _fence(list(lines)), ""]
+    rest = sum(variants.values()) - sum(n for _, n in shown)
+    if rest:
+        body.append(f"… and {rest} with other values.")
+    return _details(summary, "\n".join(body).rstrip())
+
+
+def _fit(head: str, critical: list[str], sections: list[Section], plan: Plan, limit: int) -> str:
+    """Join the parts, dropping the least important sections until the text is under `limit`."""
+    keep = [True] * len(sections)
+    order = sorted(range(len(sections)), key=lambda i: (sections[i].rank, -i))
+
+    def build() -> str:
+        dropped = [s for s, k in zip(sections, keep, strict=True) if not k]
+        parts = [head]
+        if critical:
+            parts.append("\n".join(critical) + "\n")
+        parts += [s.text for s, k in zip(sections, keep, strict=True) if k]
+        if dropped:
+            parts.append(_cut_note(dropped))
+        return "\n".join(parts)
+
+    text = build()
+    for index in order:
+        if len(text) < limit:
+            break
+        keep[index] = False
+        text = build()
+    if len(text) >= limit:  # the reasons alone are too long: keep as many lines as fit
+        note = f"\n… reasons truncated at {limit:,} characters; run `poolform show plan.out`\n"
+        text = text[: max(0, limit - len(note) - 1)].rsplit("\n", 1)[0] + note
+    return text
+
+
+def _cut_note(dropped: list[Section]) -> str:
+    counts: Counter[str] = Counter()
+    for section in dropped:
+        noun = NOUNS[section.kind]
+        counts[noun] += section.resources or 1
+    parts = []
+    for noun in ("in-place update", "create", "replacement", "deletion", "change graph"):
+        if noun in counts:
+            n = counts[noun]
+            parts.append("the change graph" if noun == "change graph" else f"{n} more {noun}{'s' if n != 1 else ''}")
+    return f"… {', '.join(parts)} not shown; run `poolform show plan.out`\n"

@@ -1,0 +1,142 @@
+"""The terminal rendering of a plan, in Terraform's shape.
+
+    # machine_pool.demo.machine_type.cpu will be updated in place (resize)
+      ~ machine_type "machine_pool.demo.machine_type.cpu" {
+          ~ partitions = [
+              ~ [0] = {
+                  ~ size = 4 -> 6
+                }
+            ]
+        }
+
+    Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
+
+Pure and deterministic: the same plan gives the same bytes. ANSI colour only with color=True.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from reconciler.plan.model import Action, Plan, ResourceChange
+from reconciler.render.common import (
+    KNOWN_AFTER_APPLY,
+    LEGEND,
+    Node,
+    diff_tree,
+    flatten,
+    fmt,
+    header_phrase,
+    leaf_symbol,
+    leaf_value,
+    rolling_line,
+    summary_line,
+)
+
+_CODES = {"+": "32", "~": "33", "-": "31", "+/-": "35", "-/+": "35", "!": "35", "#": "1"}
+FORCES = "# forces replacement"
+
+Paint = Callable[[str, str], str]
+
+
+def _painter(color: bool) -> Paint:
+    def paint(text: str, kind: str) -> str:
+        if not color or kind not in _CODES:
+            return text
+        return f"\x1b[{_CODES[kind]}m{text}\x1b[0m"
+
+    return paint
+
+
+def render_text(plan: Plan, *, color: bool = False) -> str:
+    """The whole plan as terminal text, ending with the `Plan: ...` line (and a newline)."""
+    paint = _painter(color)
+    lines: list[str] = []
+    if plan.has_changes:
+        lines += _legend(plan, paint)
+        lines += ["", "poolform will perform the following actions:"]
+        for change in plan.changes:
+            lines.append("")
+            lines += render_change(change, paint)
+        lines.append("")
+    lines.append(summary_line(plan))
+    for warning in plan.warnings:
+        lines += ["", *(f"Warning: {w}" if n == 0 else w for n, w in enumerate(warning.splitlines()))]
+    return "\n".join(lines) + "\n"
+
+
+def _legend(plan: Plan, paint: Paint) -> list[str]:
+    used = {c.symbol for c in plan.changes}
+    lines = ["Resource actions are indicated with the following symbols:"]
+    for symbol, words in LEGEND.items():
+        if symbol in used:
+            lines.append(f"{paint(symbol.rjust(3), symbol)} {words}")
+    return lines
+
+
+def render_change(change: ResourceChange, paint: Paint | None = None) -> list[str]:
+    """One change: the `# address ...` header and its resource block."""
+    paint = paint or _painter(False)
+    symbol = change.symbol
+    lines = [paint(f"  # {change.address} {header_phrase(change)}", "#")]
+    if change.action is Action.DELETE:
+        lines.append(f"  # (because {change.reason})")
+    head = f'{paint(symbol.rjust(3), symbol)} {change.resource_type} "{change.address}" {{'
+    lines.append(head)
+    if change.action is Action.CREATE:
+        body = _create_body(change, paint)
+    elif change.action is Action.DELETE:
+        body = _delete_body(change, paint)
+    else:
+        body = tree_lines(diff_tree(change), 6, paint)
+    lines += body
+    roll = rolling_line(change)
+    if roll:
+        lines.append(" " * 6 + roll)
+    lines.append("    }")
+    return lines
+
+
+def tree_lines(node: Node, indent: int, paint: Paint) -> list[str]:
+    """Nested attribute lines below `node`, siblings' `=` aligned."""
+    pad = " " * indent
+    leaves = [k for k, child in node.children.items() if not child.children]
+    width = max((len(_label(k)) for k in leaves), default=0)
+    lines: list[str] = []
+    for step, child in node.children.items():
+        label = _label(step)
+        if child.change is not None:
+            sym = leaf_symbol(child.change)
+            name = label.ljust(width) if not child.children else label
+            line = f"{pad}{paint(sym, sym)} {name} = {leaf_value(child.change)}"
+            if child.change.forces_replacement:
+                line += " " + paint(FORCES, "!")
+            lines.append(line)
+        if child.children:
+            opener, closer = ("[", "]") if child.is_list else ("{", "}")
+            lines.append(f"{pad}{paint('~', '~')} {label} = {opener}")
+            lines += tree_lines(child, indent + 4, paint)
+            lines.append(f"{pad}  {closer}")
+    return lines
+
+
+def _label(step: str | int) -> str:
+    return f"[{step}]" if isinstance(step, int) else step
+
+
+def _create_body(change: ResourceChange, paint: Paint) -> list[str]:
+    pairs = [(a.path, KNOWN_AFTER_APPLY) for a in change.attributes if a.known_after_apply]
+    pairs += [(path, fmt(value)) for path, value in flatten(change.after or {})]
+    width = max((len(p) for p, _ in pairs), default=0)
+    return [f"      {paint('+', '+')} {p.ljust(width)} = {v}" for p, v in pairs]
+
+
+def _delete_body(change: ResourceChange, paint: Paint) -> list[str]:
+    before = change.before or {}
+    scalars = [(k, v) for k, v in before.items() if v is not None and not isinstance(v, dict | list)]
+    width = max((len(k) for k, _ in scalars), default=0)
+    lines = [f"      {paint('-', '-')} {k.ljust(width)} = {fmt(v)} -> null" for k, v in scalars]
+    hidden = sum(1 for v in before.values() if isinstance(v, dict | list))
+    if hidden:
+        lines.append(f"        # ({hidden} nested attribute{'s' if hidden != 1 else ''} hidden)")
+    return lines
