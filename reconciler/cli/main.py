@@ -12,8 +12,10 @@ from collections.abc import Sequence
 
 import click
 
+from reconciler.cli.apply_commands import apply, destroy
 from reconciler.cli.config_commands import effective, schema, validate
 from reconciler.cli.plan_commands import graph, plan, show
+from reconciler.cli.state_commands import force_unlock, state
 from reconciler.errors import PoolformError
 from state.errors import StateError
 
@@ -42,6 +44,10 @@ cli.add_command(effective)
 cli.add_command(plan)
 cli.add_command(show)
 cli.add_command(graph)
+cli.add_command(apply)
+cli.add_command(destroy)
+cli.add_command(state)
+cli.add_command(force_unlock)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -133,7 +133,7 @@ def plan(
     if out is not None:
         from reconciler.plan.planfile import write_plan
 
-        write_plan(result, out)
+        write_plan(result, out, directory)
         if not as_json:
             click.echo(
                 f"\nSaved the plan to {out}. Apply exactly these steps with: poolform apply {out}",
@@ -150,7 +150,7 @@ def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
     """Render a saved plan."""
     from reconciler.plan.planfile import read_plan
 
-    emit(read_plan(planfile), as_json, as_markdown)
+    emit(read_plan(planfile)[0], as_json, as_markdown)
 
 
 @click.command()

@@ -59,34 +59,42 @@ def hash_secret(value: str, salt: str) -> str:
     return f"{SENSITIVE_PREFIX}{digest}"
 
 
-def _mask(data: Any, path: tuple[str, ...], salt: str) -> Any:
-    """Replace the value at a field path (lists traversed) with its salted hash."""
+def _mask(data: Any, path: tuple[str, ...], salt: str, reveal: bool) -> Any:
+    """Replace the value at a field path (lists traversed) with its salted hash, or with the
+    resolved clear value when `reveal` (for the provider call only, never stored)."""
     if not path:
         if data is None or data == {} or data == []:
             return data
+        seal = (
+            (lambda v: resolve_secret(str(v)))
+            if reveal
+            else (lambda v: hash_secret(resolve_secret(str(v)), salt))
+        )
         if isinstance(data, dict):
-            return {k: hash_secret(resolve_secret(str(v)), salt) for k, v in data.items()}
-        return hash_secret(resolve_secret(str(data)), salt)
+            return {k: seal(v) for k, v in data.items()}
+        return seal(data)
     if isinstance(data, list):
-        return [_mask(item, path, salt) for item in data]
+        return [_mask(item, path, salt, reveal) for item in data]
     if isinstance(data, dict) and path[0] in data:
-        return {**data, path[0]: _mask(data[path[0]], path[1:], salt)}
+        return {**data, path[0]: _mask(data[path[0]], path[1:], salt, reveal)}
     return data
 
 
-def masked_attributes(model: Strict, salt: str, exclude: set[str] | None = None) -> dict[str, Any]:
+def masked_attributes(
+    model: Strict, salt: str, exclude: set[str] | None = None, *, reveal: bool = False
+) -> dict[str, Any]:
     data = model.model_dump(mode="json", exclude={"kind", "name", *(exclude or set())})
     for path in sensitive_paths(type(model)):
-        data = _mask(data, path, salt)
+        data = _mask(data, path, salt, reveal)
     return data
 
 
 def _machine_type(
-    pool: MachinePool, machine: MachineType, provider: str, salt: str
+    pool: MachinePool, machine: MachineType, provider: str, salt: str, reveal: bool
 ) -> DesiredResource:
     attributes = {
         "provider": provider,
-        **masked_attributes(machine, salt, exclude={"machine_type"}),
+        **masked_attributes(machine, salt, exclude={"machine_type"}, reveal=reveal),
     }
     attributes["min_size"] = machine.min_size
     attributes["max_size"] = machine.max_size
@@ -102,14 +110,17 @@ def _machine_type(
     )
 
 
-def expand(configuration: Configuration, salt: str) -> dict[str, DesiredResource]:
-    """Every managed resource the configuration declares, by address."""
+def expand(
+    configuration: Configuration, salt: str, *, reveal: bool = False
+) -> dict[str, DesiredResource]:
+    """Every managed resource the configuration declares, by address. Sensitive values are
+    salted hashes, or with `reveal` their clear values (for provider calls, never stored)."""
     provider = configuration.cluster.provider
     resources: list[DesiredResource] = []
     pools = {p.name: p for p in configuration.of_kind(MachinePool)}
     for pool in pools.values():
         for machine in pool.machine_types:
-            resources.append(_machine_type(pool, machine, pool.provider or provider, salt))
+            resources.append(_machine_type(pool, machine, pool.provider or provider, salt, reveal))
     for rp in configuration.of_kind(ResourcePool):
         deps = (f"resource_pool.{rp.parent}",) if rp.parent else ()
         resources.append(
@@ -117,7 +128,7 @@ def expand(configuration: Configuration, salt: str) -> dict[str, DesiredResource
                 f"resource_pool.{rp.name}",
                 "resource_pool",
                 ResourcePool,
-                masked_attributes(rp, salt),
+                masked_attributes(rp, salt, reveal=reveal),
                 deps,
             )
         )
@@ -127,7 +138,7 @@ def expand(configuration: Configuration, salt: str) -> dict[str, DesiredResource
                 f"subject_policy.{policy.name}",
                 "subject_policy",
                 SubjectPolicy,
-                masked_attributes(policy, salt),
+                masked_attributes(policy, salt, reveal=reveal),
                 (f"resource_pool.{policy.pool}",),
             )
         )
@@ -144,7 +155,7 @@ def expand(configuration: Configuration, salt: str) -> dict[str, DesiredResource
                 f"compute_config.{cc.name}",
                 "compute_config",
                 ComputeConfig,
-                {"provider": provider, **masked_attributes(cc, salt)},
+                {"provider": provider, **masked_attributes(cc, salt, reveal=reveal)},
                 tuple(uses),
             )
         )
@@ -154,7 +165,7 @@ def expand(configuration: Configuration, salt: str) -> dict[str, DesiredResource
                 f"worker_pool.{wp.name}",
                 "worker_pool",
                 WorkerPool,
-                {"provider": provider, **masked_attributes(wp, salt)},
+                {"provider": provider, **masked_attributes(wp, salt, reveal=reveal)},
                 always_replace_reason=wp.always_replace_reason(),
                 rolling_instances=wp.pool.target,
                 max_surge=wp.max_surge,

@@ -25,12 +25,16 @@ def _canonical(data: Any) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
 
-def write_plan(plan: Plan, path: Path) -> None:
+def write_plan(plan: Plan, path: Path, directory: Path) -> None:
+    """Save `plan` with the configuration directory as given: relative paths stay relative, so
+    CI can plan and apply from the same checkout root in different jobs."""
     body = plan.to_json()
+    checksum = hashlib.sha256(_canonical([str(directory), body])).hexdigest()
     envelope = {
         "kind": MAGIC,
         "version": VERSION,
-        "checksum": hashlib.sha256(_canonical(body)).hexdigest(),
+        "checksum": checksum,
+        "directory": str(directory),
         "plan": body,
     }
     tmp = path.with_name(path.name + ".tmp")
@@ -41,7 +45,8 @@ def write_plan(plan: Plan, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def read_plan(path: Path) -> Plan:
+def read_plan(path: Path) -> tuple[Plan, Path]:
+    """The saved plan and the configuration directory it was made from."""
     try:
         envelope = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -57,13 +62,14 @@ def read_plan(path: Path) -> Plan:
     body = envelope.get("plan")
     if not isinstance(body, dict):
         raise PoolformError(f"{path} holds no plan")
-    if hashlib.sha256(_canonical(body)).hexdigest() != envelope.get("checksum"):
+    directory = str(envelope.get("directory", "."))
+    if hashlib.sha256(_canonical([directory, body])).hexdigest() != envelope.get("checksum"):
         raise PoolformError(
             f"{path} was modified after it was saved (checksum mismatch); refusing to use it",
             hint="run `poolform plan -out FILE` again",
         )
     try:
-        return Plan.from_json(body)
+        return Plan.from_json(body), Path(directory)
     except (KeyError, TypeError, ValueError) as exc:
         raise PoolformError(f"{path} is not a valid plan: {exc}") from None
 

@@ -98,7 +98,11 @@ def split_path(path: str, *roots: Any) -> list[Step]:
             key=lambda k: (-len(k), k),
         )
         key = next(
-            (k for k in keys if k and rest.startswith(k) and rest[len(k) : len(k) + 1] in ("", ".", "[")),
+            (
+                k
+                for k in keys
+                if k and rest.startswith(k) and rest[len(k) : len(k) + 1] in ("", ".", "[")
+            ),
             None,
         )
         if key is None:

@@ -38,7 +38,9 @@ def node_ids(plan: Plan) -> dict[str, str]:
 
 
 def _mermaid_label(text: str) -> str:
-    return text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+    return (
+        text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
+    )
 
 
 def render_mermaid(plan: Plan) -> str:

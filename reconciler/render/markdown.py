@@ -10,13 +10,14 @@ deletions, and a closing note says what was left out.
 
 from __future__ import annotations
 
+import html
+import re
 from collections import Counter
 from dataclasses import dataclass
 
 from reconciler.plan.model import Action, Plan, ResourceChange
 from reconciler.render.common import (
     KNOWN_AFTER_APPLY,
-    diff_tree,
     flatten,
     fmt,
     header_phrase,
@@ -38,8 +39,13 @@ PLURALS = {
 }
 # Cut order: lower goes first.
 CUT_RANK = {Action.UPDATE: 0, "graph": 1, Action.CREATE: 2, Action.DELETE: 3, Action.REPLACE: 3}
-NOUNS = {Action.UPDATE: "in-place update", Action.CREATE: "create", Action.DELETE: "deletion",
-         Action.REPLACE: "replacement", "graph": "change graph"}  # fmt: skip
+NOUNS = {
+    Action.UPDATE: "in-place update",
+    Action.CREATE: "create",
+    Action.DELETE: "deletion",
+    Action.REPLACE: "replacement",
+    "graph": "change graph",
+}
 
 
 @dataclass(frozen=True)
@@ -54,14 +60,14 @@ def render_markdown(plan: Plan, *, limit: int = 60_000) -> str:
     """The plan as GitHub-flavoured Markdown, always shorter than `limit` characters."""
     head = [f"### poolform plan: {_title(plan)}", "", *_table(plan)]
     if not plan.has_changes:
-        return "\n".join(head) + "\n"
-    critical = _critical(plan)
+        return "\n".join([*head, *_warnings(plan)]) + "\n"
+    critical = _critical(plan) + _warnings(plan)
     sections: list[Section] = []
     if len(plan.changes) <= MERMAID_MAX:
         graph = f"#### Change graph\n\n```mermaid\n{render_mermaid(plan).rstrip()}\n```\n"
         sections.append(Section(graph, CUT_RANK["graph"], "graph", 0))
     sections += _change_sections(plan)
-    return _fit("\n".join(head) + "\n", critical, sections, plan, limit)
+    return _fit("\n".join(head) + "\n", critical, sections, limit)
 
 
 def _title(plan: Plan) -> str:
@@ -70,8 +76,13 @@ def _title(plan: Plan) -> str:
 
 def _table(plan: Plan) -> list[str]:
     s = plan.summary
-    rows = [("➕ add", s.add), ("🔄 change in place", s.change), ("♻️ replace", s.replace),
-            ("🗑️ destroy", s.destroy), ("unchanged", plan.unchanged)]  # fmt: skip
+    rows = [
+        ("add", s.add),
+        ("change in place", s.change),
+        ("replace", s.replace),
+        ("destroy", s.destroy),
+        ("unchanged", plan.unchanged),
+    ]
     return ["| action | count |", "| --- | ---: |", *(f"| {a} | {n} |" for a, n in rows)]
 
 
@@ -90,10 +101,19 @@ def _critical(plan: Plan) -> list[str]:
     return lines
 
 
+def _warnings(plan: Plan) -> list[str]:
+    if not plan.warnings:
+        return []
+    items = [f"- `{w.splitlines()[0]}`" for w in plan.warnings if w.strip()]
+    return ["", "#### Warnings", "", *items] if items else []
+
+
 def diff_lines(change: ResourceChange) -> list[str]:
     """A change as `diff` lines: `+`/`-` pairs per attribute, flattened paths, masked."""
     if change.action is Action.CREATE:
-        known = [f"+ {a.path} = {KNOWN_AFTER_APPLY}" for a in change.attributes if a.known_after_apply]
+        known = [
+            f"+ {a.path} = {KNOWN_AFTER_APPLY}" for a in change.attributes if a.known_after_apply
+        ]
         return known + [f"+ {p} = {fmt(v)}" for p, v in flatten(change.after or {})]
     if change.action is Action.DELETE:
         return [f"- {change.address}"]
@@ -119,6 +139,12 @@ def _details(summary: str, body: str) -> str:
     return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n"
 
 
+def inline_html(text: str) -> str:
+    """Markdown-ish text for an HTML context (`<summary>`): escaped, `code` spans as <code>."""
+    escaped = html.escape(text, quote=False)
+    return re.sub(r"`([^`]*)`", r"<code>\1</code>", escaped)
+
+
 def _fence(lines: list[str]) -> str:
     return "```diff\n" + "\n".join(lines) + "\n```"
 
@@ -142,7 +168,7 @@ def _change_sections(plan: Plan) -> list[Section]:
                 members = [c for c in plan.changes if _shape(c) == shape]
                 out.append(Section(_group(shape, members), rank, change.action, len(members)))
             continue
-        summary = f"<code>{change.symbol} {change.address}</code> {header_phrase(change)}"
+        summary = inline_html(f"`{change.symbol} {change.address}` {header_phrase(change)}")
         out.append(Section(_details(summary, _fence(diff_lines(change))), rank, change.action, 1))
     return out
 
@@ -151,53 +177,59 @@ def _group(shape: tuple[str, tuple[str, ...]], members: list[ResourceChange]) ->
     rtype, paths = shape
     noun = PLURALS.get(rtype, f"{rtype} resources")
     changed = ", ".join(f"`{p}`" for p in paths)
-    summary = f"{len(members)} {noun}: {changed} changed"
+    summary = inline_html(f"{len(members)} {noun}: {changed} changed")
     variants = Counter(tuple(diff_lines(c)) for c in members)
     body = ["Addresses: " + ", ".join(f"`{c.address}`" for c in members), ""]
     shown = variants.most_common(5)
     for lines, count in shown:
-        body += [f"{count} of them:", "", _fence(list(lines)), ""]
+        intro = f"All {count}:" if len(variants) == 1 else f"{count} of them:"
+        body += [intro, "", _fence(list(lines)), ""]
     rest = sum(variants.values()) - sum(n for _, n in shown)
     if rest:
         body.append(f"… and {rest} with other values.")
     return _details(summary, "\n".join(body).rstrip())
 
 
-def _fit(head: str, critical: list[str], sections: list[Section], plan: Plan, limit: int) -> str:
-    """Join the parts, dropping the least important sections until the text is under `limit`."""
+def _fit(head: str, critical: list[str], sections: list[Section], limit: int) -> str:
+    """Join the parts, dropping the least important sections until the text is under `limit`.
+    Lengths are kept incrementally: plans with 10,000 changes must not cost quadratic time."""
+    fixed = [head] + (["\n".join(critical) + "\n"] if critical else [])
     keep = [True] * len(sections)
-    order = sorted(range(len(sections)), key=lambda i: (sections[i].rank, -i))
+    counts: Counter[str] = Counter()
+    kept_chars = sum(len(s.text) for s in sections)
+    kept_parts = len(fixed) + len(sections)
+    base = sum(len(p) for p in fixed)
 
-    def build() -> str:
-        dropped = [s for s, k in zip(sections, keep, strict=True) if not k]
-        parts = [head]
-        if critical:
-            parts.append("\n".join(critical) + "\n")
-        parts += [s.text for s, k in zip(sections, keep, strict=True) if k]
-        if dropped:
-            parts.append(_cut_note(dropped))
-        return "\n".join(parts)
+    def length() -> int:
+        note = len(_cut_note(counts)) + 1 if counts else 0
+        return base + kept_chars + kept_parts - 1 + note
 
-    text = build()
-    for index in order:
-        if len(text) < limit:
+    for index in sorted(range(len(sections)), key=lambda i: (sections[i].rank, -i)):
+        if length() < limit:
             break
         keep[index] = False
-        text = build()
+        kept_chars -= len(sections[index].text)
+        kept_parts -= 1
+        counts[NOUNS[sections[index].kind]] += sections[index].resources or 1
+    parts = fixed + [s.text for s, k in zip(sections, keep, strict=True) if k]
+    text = "\n".join(parts + ([_cut_note(counts)] if counts else []))
     if len(text) >= limit:  # the reasons alone are too long: keep as many lines as fit
         note = f"\n… reasons truncated at {limit:,} characters; run `poolform show plan.out`\n"
-        text = text[: max(0, limit - len(note) - 1)].rsplit("\n", 1)[0] + note
+        if len(note) >= limit:
+            return text[: max(0, limit - 1)]
+        text = text[: limit - len(note) - 1].rsplit("\n", 1)[0] + note
     return text
 
 
-def _cut_note(dropped: list[Section]) -> str:
-    counts: Counter[str] = Counter()
-    for section in dropped:
-        noun = NOUNS[section.kind]
-        counts[noun] += section.resources or 1
+def _cut_note(counts: Counter[str]) -> str:
+    """`… 40 more in-place updates, the change graph not shown; run `poolform show plan.out``."""
     parts = []
-    for noun in ("in-place update", "create", "replacement", "deletion", "change graph"):
-        if noun in counts:
-            n = counts[noun]
-            parts.append("the change graph" if noun == "change graph" else f"{n} more {noun}{'s' if n != 1 else ''}")
+    for noun in ("in-place update", "create", "replacement", "deletion"):
+        n = counts.get(noun, 0)
+        if n:
+            plural = f"{noun}{'s' if n != 1 else ''}"
+            more = noun in ("in-place update", "create")
+            parts.append(f"{n} more {plural}" if more else f"details of {n} {plural}")
+    if counts.get("change graph"):
+        parts.append("the change graph")
     return f"… {', '.join(parts)} not shown; run `poolform show plan.out`\n"

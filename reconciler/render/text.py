@@ -61,7 +61,7 @@ def render_text(plan: Plan, *, color: bool = False) -> str:
         lines.append("")
     lines.append(summary_line(plan))
     for warning in plan.warnings:
-        lines += ["", *(f"Warning: {w}" if n == 0 else w for n, w in enumerate(warning.splitlines()))]
+        lines += ["", *warning.splitlines()]
     return "\n".join(lines) + "\n"
 
 
@@ -133,7 +133,9 @@ def _create_body(change: ResourceChange, paint: Paint) -> list[str]:
 
 def _delete_body(change: ResourceChange, paint: Paint) -> list[str]:
     before = change.before or {}
-    scalars = [(k, v) for k, v in before.items() if v is not None and not isinstance(v, dict | list)]
+    scalars = [
+        (k, v) for k, v in before.items() if v is not None and not isinstance(v, dict | list)
+    ]
     width = max((len(k) for k, _ in scalars), default=0)
     lines = [f"      {paint('-', '-')} {k.ljust(width)} = {fmt(v)} -> null" for k, v in scalars]
     hidden = sum(1 for v in before.values() if isinstance(v, dict | list))

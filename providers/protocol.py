@@ -1,0 +1,98 @@
+"""The Provider protocol: how the applier and refresh talk to a cloud.
+
+Small on purpose: a batched `list` of what poolform created (found by tags, not one call per
+resource), and `create` / `update` / `replace` / `delete` of one managed resource. Every error
+is one of four kinds the applier knows how to handle; SDK errors are translated into them at
+each provider's boundary, never above it.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+# Tags every resource poolform creates carries, so a resource created just before a crash is
+# found and adopted by the next plan.
+TAG_LINEAGE = "poolform:lineage"
+TAG_ADDRESS = "poolform:address"
+TAG_TOKEN = "poolform:token"
+
+
+class ErrorKind(enum.StrEnum):
+    RETRYABLE = "retryable"  # throttling, 5xx, timeouts: try again with backoff
+    CAPACITY = "capacity"  # insufficient capacity / quota / spot unavailable
+    NOT_FOUND = "not_found"
+    PERMANENT = "permanent"  # invalid request, permissions: stop
+
+
+class ProviderError(Exception):
+    def __init__(self, kind: ErrorKind, message: str, *, address: str | None = None):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.address = address
+
+    def __str__(self) -> str:
+        where = f"{self.address}: " if self.address else ""
+        return f"{where}{self.message} ({self.kind.value})"
+
+
+@dataclass(frozen=True)
+class ResourceSpec:
+    """One managed resource as apply wants it. Sensitive values are resolved (clear text):
+    a spec lives only in memory for the duration of one provider call."""
+
+    address: str
+    resource_type: str  # machine_type, worker_pool, compute_config, resource_pool, subject_policy
+    attributes: Mapping[str, Any]
+    lineage: str
+    token: str  # idempotency token: a retried or resumed create never makes a second copy
+
+    def tags(self) -> dict[str, str]:
+        return {TAG_LINEAGE: self.lineage, TAG_ADDRESS: self.address, TAG_TOKEN: self.token}
+
+
+@dataclass(frozen=True)
+class RollingSpec:
+    batch_size: int
+    destroy_first: bool  # capacity reservations cannot hold old and new at once
+
+
+@dataclass(frozen=True)
+class Observed:
+    """What exists in the cloud for one managed resource."""
+
+    address: str
+    resource_type: str
+    provider_ids: Mapping[str, str]
+    attributes: Mapping[str, Any] = field(default_factory=dict)  # as the provider reports them
+    tags: Mapping[str, str] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Provider(Protocol):
+    name: str
+
+    def list(self, lineage: str) -> list[Observed]:
+        """Everything tagged with this state's lineage, in a few paginated calls."""
+        ...
+
+    def create(self, spec: ResourceSpec) -> Observed:
+        """Create the resource; with a token already used, return what that call created."""
+        ...
+
+    def update(self, spec: ResourceSpec, ids: Mapping[str, str]) -> Observed:
+        """Change in place (resize, metadata)."""
+        ...
+
+    def replace(self, spec: ResourceSpec, ids: Mapping[str, str], rolling: RollingSpec) -> Observed:
+        """Recreate: a new template and instances rolled over in batches, idle ones first."""
+        ...
+
+    def delete(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
+        """Delete; raises NOT_FOUND when it is already gone (the applier treats that as done)."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,34 @@
+"""Providers by name, imported only when chosen: `poolform --help` never loads a cloud SDK."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from providers.protocol import ErrorKind, Provider, ProviderError
+
+_FACTORIES = {
+    "local": "providers.local:LocalProvider",
+    "aws": "providers.aws:AwsProvider",
+    "gcp": "providers.gcp:GcpProvider",
+}
+
+
+def get_provider(name: str, settings: Mapping[str, Any], state_dir: Path) -> Provider:
+    target = _FACTORIES.get(name)
+    if target is None:
+        raise ProviderError(ErrorKind.PERMANENT, f"unknown provider {name!r}; known: {', '.join(_FACTORIES)}")
+    module_name, _, attribute = target.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        raise ProviderError(
+            ErrorKind.PERMANENT,
+            f"the {name} provider is not available: {exc.name} is not installed "
+            f"(pip install 'poolform[{name}]')",
+        ) from None
+    factory = getattr(module, attribute)
+    provider: Provider = factory(settings=settings, state_dir=state_dir)
+    return provider

@@ -1,0 +1,167 @@
+"""The apply walker: runs a plan's changes in dependency order with bounded parallelism.
+
+Each change starts as soon as everything it depends on is done. Retryable provider errors are
+retried with exponential backoff and full jitter; any other failure stops new work from
+starting, lets in-flight changes finish, and skips every change that depended on the failure.
+State is written by `execute` after each change completes, never batched to the end.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any
+
+from providers.protocol import ErrorKind, ProviderError
+from reconciler.plan.model import Plan, ResourceChange
+
+Event = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 8  # all attempts, the first included
+    base: float = 0.05  # seconds
+    cap: float = 5.0
+    sleep: Callable[[float], None] = time.sleep
+    random: Callable[[], float] = random.random
+
+    def delay(self, attempt: int) -> float:
+        """Full jitter: uniform in [0, min(cap, base * 2^attempt)]."""
+        return self.random() * min(self.cap, self.base * (2**attempt))
+
+
+@dataclass
+class ApplyResult:
+    done: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)  # address -> message
+    skipped: dict[str, str] = field(default_factory=dict)  # address -> the failure it depended on
+    not_started: list[str] = field(default_factory=list)  # stopped before its turn
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed and not self.skipped and not self.not_started
+
+
+def _with_retries(
+    change: ResourceChange,
+    execute: Callable[[ResourceChange], None],
+    policy: RetryPolicy,
+    emit: Callable[[Event], None],
+) -> None:
+    for attempt in range(policy.attempts):
+        try:
+            execute(change)
+            return
+        except ProviderError as error:
+            if error.kind is not ErrorKind.RETRYABLE or attempt == policy.attempts - 1:
+                raise
+            delay = policy.delay(attempt)
+            emit(
+                {
+                    "type": "retry",
+                    "address": change.address,
+                    "attempt": attempt + 1,
+                    "delay": round(delay, 3),
+                    "error": error.message,
+                }
+            )
+            policy.sleep(delay)
+
+
+def walk_plan(
+    plan: Plan,
+    execute: Callable[[ResourceChange], None],
+    *,
+    parallelism: int = 10,
+    retry: RetryPolicy | None = None,
+    emit: Callable[[Event], None] = lambda event: None,
+    clock: Callable[[], float] = time.monotonic,
+) -> ApplyResult:
+    """Apply every change of `plan` through `execute`, in graph order."""
+    policy = retry or RetryPolicy()
+    changes = {c.address: c for c in plan.changes}
+    waiting_on: dict[str, set[str]] = {a: set() for a in changes}
+    dependents: dict[str, set[str]] = defaultdict(set)
+    for before, after in plan.edges:
+        if before in changes and after in changes:
+            waiting_on[after].add(before)
+            dependents[before].add(after)
+    order = {c.address: i for i, c in enumerate(plan.changes)}
+    ready = sorted((a for a, deps in waiting_on.items() if not deps), key=order.__getitem__)
+    result = ApplyResult()
+    lock = threading.Lock()
+    stopping = False
+    started_at: dict[str, float] = {}
+
+    def run(address: str) -> None:
+        change = changes[address]
+        emit({"type": "start", "address": address, "action": change.action.value})
+        _with_retries(change, execute, policy, emit)
+
+    def skip_dependents(address: str, cause: str) -> None:
+        stack = list(dependents[address])
+        while stack:
+            nxt = stack.pop()
+            if nxt in result.skipped:
+                continue
+            result.skipped[nxt] = cause
+            emit({"type": "skipped", "address": nxt, "because": cause})
+            stack.extend(dependents[nxt])
+
+    with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="apply") as pool:
+        running: dict[Future[None], str] = {}
+        while ready or running:
+            while ready and not stopping and len(running) < parallelism:
+                address = ready.pop(0)
+                started_at[address] = clock()
+                running[pool.submit(run, address)] = address
+            if not running:
+                break
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in sorted(finished, key=lambda f: order[running[f]]):
+                address = running.pop(future)
+                elapsed = round(clock() - started_at[address], 3)
+                error = future.exception()
+                with lock:
+                    if error is None:
+                        result.done.append(address)
+                        emit(
+                            {
+                                "type": "done",
+                                "address": address,
+                                "action": changes[address].action.value,
+                                "elapsed": elapsed,
+                            }
+                        )
+                        for nxt in sorted(dependents[address], key=order.__getitem__):
+                            waiting_on[nxt].discard(address)
+                            if not waiting_on[nxt] and nxt not in result.skipped:
+                                ready.append(nxt)
+                        ready.sort(key=order.__getitem__)
+                    else:
+                        message = (
+                            str(error)
+                            if isinstance(error, ProviderError)
+                            else f"{type(error).__name__}: {error}"
+                        )
+                        result.failed[address] = message
+                        emit(
+                            {
+                                "type": "failed",
+                                "address": address,
+                                "action": changes[address].action.value,
+                                "elapsed": elapsed,
+                                "error": message,
+                            }
+                        )
+                        skip_dependents(address, address)
+                        stopping = True
+    finished_or_skipped = set(result.done) | set(result.failed) | set(result.skipped)
+    result.not_started = [c.address for c in plan.changes if c.address not in finished_or_skipped]
+    return result

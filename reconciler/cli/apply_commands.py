@@ -1,0 +1,190 @@
+"""apply and destroy: the commands that change capacity. Always under the state lock."""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import json
+import socket
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from reconciler.cli.plan_commands import lock_timeout_option, parse_timeout, use_color
+from reconciler.errors import PoolformError
+
+
+def _confirm(auto_approve: bool, what: str) -> None:
+    if auto_approve:
+        return
+    if not sys.stdin.isatty():
+        raise PoolformError(
+            f"{what} needs confirmation and there is no terminal to ask on",
+            hint="review with `poolform plan`, then pass --auto-approve (or apply a saved plan)",
+        )
+    answer = click.prompt(
+        f"\nDo you want to {what}? Only 'yes' will be accepted", default="", show_default=False
+    )
+    if answer.strip() != "yes":
+        raise PoolformError(f"{what} cancelled")
+
+
+def run_apply(
+    target: Path,
+    *,
+    auto_approve: bool,
+    parallelism: int,
+    as_json: bool,
+    lock_timeout: float,
+    destroy: bool = False,
+    refresh_only: bool = False,
+) -> int:
+    from providers.registry import get_provider
+    from reconciler.apply import walk_plan
+    from reconciler.apply.execute import ChangeExecutor
+    from reconciler.cli.progress import reporter_for
+    from reconciler.loading import load_configuration
+    from reconciler.plan import PlanOptions, make_plan
+    from reconciler.plan.expand import expand
+    from reconciler.plan.planfile import check_saved_plan, read_plan
+    from reconciler.render import render_text
+    from reconciler.workspace import open_state, state_path
+    from state import HistoryEntry
+    from state.locking import lock_state
+
+    saved = None
+    directory = target
+    if target.is_file():
+        saved, directory = read_plan(target)
+    configuration = load_configuration(directory)
+    options = saved.options if saved else PlanOptions(destroy=destroy, refresh_only=refresh_only)
+    backend = open_state(configuration)
+    try:
+        with lock_state(backend, "destroy" if options.destroy else "apply", lock_timeout):
+            snapshot = backend.read()
+            plan = make_plan(configuration, snapshot, options)
+            if saved is not None:
+                check_saved_plan(
+                    saved, configuration.digest, snapshot.lineage, snapshot.serial, plan
+                )
+            elif not as_json:
+                click.echo(render_text(plan, color=use_color()), nl=False)
+            if not plan.has_changes:
+                if as_json:
+                    click.echo(json.dumps({"type": "summary", "changes": 0}))
+                return 0
+            if saved is None:
+                _confirm(
+                    auto_approve,
+                    "destroy all of this capacity" if options.destroy else "apply these changes",
+                )
+            provider = get_provider(
+                configuration.cluster.provider,
+                configuration.cluster.provider_settings,
+                state_path(configuration).parent,
+            )
+            executor = ChangeExecutor(
+                provider, backend, snapshot, expand(configuration, snapshot.lineage, reveal=True)
+            )
+            reporter = reporter_for(len(plan.changes), as_json)
+            try:
+                result = walk_plan(plan, executor, parallelism=parallelism, emit=reporter)
+            finally:
+                reporter.close()
+                provider.close()
+            plan_hash = hashlib.sha256(
+                json.dumps(plan.to_json(), sort_keys=True).encode()
+            ).hexdigest()
+            backend.append_history(
+                HistoryEntry(
+                    time=datetime.now(UTC).isoformat(timespec="seconds"),
+                    user=f"{getpass.getuser()}@{socket.gethostname()}",
+                    plan_hash=plan_hash,
+                    changes=len(result.done),
+                    outcome="ok" if result.ok else "failed",
+                    serial=backend.read().serial,
+                )
+            )
+    finally:
+        backend.close()
+    summary = plan.summary
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "type": "summary",
+                    "done": result.done,
+                    "failed": result.failed,
+                    "skipped": result.skipped,
+                    "not_started": result.not_started,
+                },
+                sort_keys=True,
+            )
+        )
+    if result.ok:
+        if not as_json:
+            click.echo(
+                f"\nApply complete! Resources: {summary.add} added, {summary.change} changed, "
+                f"{summary.replace} replaced, {summary.destroy} destroyed."
+            )
+        return 0
+    click.echo(
+        f"\nApply failed: {len(result.done)} done, {len(result.failed)} failed, "
+        f"{len(result.skipped)} skipped, {len(result.not_started)} not started.",
+        err=True,
+    )
+    for address, message in result.failed.items():
+        click.echo(f"  failed: {address}: {message}", err=True)
+    for address, cause in result.skipped.items():
+        click.echo(f"  skipped: {address} (depends on {cause})", err=True)
+    return 1
+
+
+@click.command()
+@click.argument("target", type=click.Path(path_type=Path), default=".", required=False)
+@click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--parallelism", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option(
+    "--refresh-only", is_flag=True, help="Accept reality into state (needs a provider refresh)."
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON event per line.")
+@lock_timeout_option
+def apply(
+    target: Path,
+    auto_approve: bool,
+    parallelism: int,
+    refresh_only: bool,
+    as_json: bool,
+    lock_timeout: str,
+) -> int:
+    """Apply a configuration directory (after confirmation) or a saved plan (exactly its steps)."""
+    return run_apply(
+        target,
+        auto_approve=auto_approve,
+        parallelism=parallelism,
+        as_json=as_json,
+        lock_timeout=parse_timeout(lock_timeout),
+        refresh_only=refresh_only,
+    )
+
+
+@click.command()
+@click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
+@click.option("--auto-approve", is_flag=True)
+@click.option("--parallelism", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--json", "as_json", is_flag=True)
+@lock_timeout_option
+def destroy(
+    directory: Path, auto_approve: bool, parallelism: int, as_json: bool, lock_timeout: str
+) -> int:
+    """Delete everything this configuration's state records."""
+    return run_apply(
+        directory,
+        auto_approve=auto_approve,
+        parallelism=parallelism,
+        as_json=as_json,
+        lock_timeout=parse_timeout(lock_timeout),
+        destroy=True,
+    )

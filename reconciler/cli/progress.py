@@ -1,0 +1,111 @@
+"""Apply progress: rich live lines on a terminal, plain lines in CI, JSON lines with --json."""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from typing import Any, TextIO
+
+VERBS = {"create": "Creating", "update": "Updating", "replace": "Replacing", "delete": "Destroying"}
+DONE = {"create": "Created", "update": "Updated", "replace": "Replaced", "delete": "Destroyed"}
+
+
+class PlainReporter:
+    """One line per event; what CI logs and pipes see."""
+
+    def __init__(self, stream: TextIO = sys.stdout):
+        self.stream = stream
+        self._lock = threading.Lock()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind, address = event["type"], event.get("address", "")
+        if kind == "start":
+            line = f"{address}: {VERBS.get(event['action'], 'Applying')}..."
+        elif kind == "done":
+            line = f"{address}: {DONE.get(event['action'], 'Done')} after {event['elapsed']:.1f}s"
+        elif kind == "retry":
+            line = f"{address}: retrying in {event['delay']:.2f}s (attempt {event['attempt']}): {event['error']}"
+        elif kind == "failed":
+            line = f"{address}: FAILED after {event['elapsed']:.1f}s: {event['error']}"
+        elif kind == "skipped":
+            line = f"{address}: skipped, it depends on {event['because']}, which failed"
+        else:
+            return
+        with self._lock:
+            print(line, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+class JsonReporter:
+    """One JSON object per line (`apply --json`), with a timestamp."""
+
+    def __init__(self, stream: TextIO = sys.stdout):
+        self.stream = stream
+        self._lock = threading.Lock()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        with self._lock:
+            print(
+                json.dumps({"time": round(time.time(), 3), **event}, sort_keys=True),
+                file=self.stream,
+                flush=True,
+            )
+
+    def close(self) -> None:
+        pass
+
+
+class RichReporter:
+    """A live view on a terminal: finished changes scroll above a running summary."""
+
+    def __init__(self, total: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.console = Console()
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            TextColumn("{task.completed}/{task.total}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            transient=True,
+        )
+        self.task = self.progress.add_task("Applying", total=total)
+        self.progress.start()
+
+    def __call__(self, event: dict[str, Any]) -> None:
+        kind, address = event["type"], event.get("address", "")
+        if kind == "done":
+            self.console.print(
+                f"[green]✓[/] {address}: {DONE.get(event['action'], 'Done')} "
+                f"[dim]({event['elapsed']:.1f}s)[/]"
+            )
+            self.progress.advance(self.task)
+        elif kind == "failed":
+            self.console.print(f"[red]✗ {address}: {event['error']}[/]")
+            self.progress.advance(self.task)
+        elif kind == "skipped":
+            self.console.print(f"[yellow]- {address}: skipped (depends on {event['because']})[/]")
+            self.progress.advance(self.task)
+        elif kind == "retry":
+            self.console.print(
+                f"[dim]↻ {address}: retry {event['attempt']} in {event['delay']:.2f}s[/]"
+            )
+
+    def close(self) -> None:
+        self.progress.stop()
+
+
+def reporter_for(total: int, as_json: bool) -> PlainReporter | JsonReporter | RichReporter:
+    import os
+
+    if as_json:
+        return JsonReporter()
+    if sys.stdout.isatty() and os.environ.get("CI", "").lower() not in ("1", "true"):
+        return RichReporter(total)
+    return PlainReporter()
