@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
+import secrets
 from pathlib import Path
 
 from reconciler.errors import PoolformError
@@ -27,3 +31,20 @@ def open_state(configuration: Configuration) -> StateBackend:
         f"the {settings.backend} state backend is not available in this version",
         hint="use the default sqlite backend (remove `state.backend` from the Cluster)",
     )
+
+
+def secret_salt(configuration: Configuration, lineage: str) -> str:
+    """The key that salts hashes of sensitive values. Kept in a 0600 file beside the state, so a
+    plan's JSON (which shows the lineage) gives nothing to guess a short secret against."""
+    path = state_path(configuration).parent / "secret"
+    if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass  # another process made it first
+        else:
+            with os.fdopen(fd, "w") as handle:
+                handle.write(secrets.token_hex(32))
+    key = path.read_text().strip().encode()
+    return hmac.new(key, lineage.encode(), hashlib.sha256).hexdigest()

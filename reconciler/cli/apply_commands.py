@@ -50,7 +50,7 @@ def run_apply(
     from reconciler.plan.expand import expand
     from reconciler.plan.planfile import check_saved_plan, read_plan
     from reconciler.render import render_text
-    from reconciler.workspace import open_state, state_path
+    from reconciler.workspace import open_state, secret_salt, state_path
     from state import HistoryEntry
     from state.locking import lock_state
 
@@ -64,7 +64,8 @@ def run_apply(
     try:
         with lock_state(backend, "destroy" if options.destroy else "apply", lock_timeout):
             snapshot = backend.read()
-            plan = make_plan(configuration, snapshot, options)
+            salt = secret_salt(configuration, snapshot.lineage)
+            plan = make_plan(configuration, snapshot, options, salt=salt)
             if saved is not None:
                 check_saved_plan(
                     saved, configuration.digest, snapshot.lineage, snapshot.serial, plan
@@ -86,7 +87,7 @@ def run_apply(
                 state_path(configuration).parent,
             )
             executor = ChangeExecutor(
-                provider, backend, snapshot, expand(configuration, snapshot.lineage, reveal=True)
+                provider, backend, snapshot, expand(configuration, salt, reveal=True)
             )
             reporter = reporter_for(len(plan.changes), as_json)
             try:

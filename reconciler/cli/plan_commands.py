@@ -53,7 +53,7 @@ def compute_plan(
     """Load, read state under the lock, plan. Returns (plan, configuration)."""
     from reconciler.loading import load_configuration
     from reconciler.plan import PlanOptions, make_plan
-    from reconciler.workspace import open_state
+    from reconciler.workspace import open_state, secret_salt
     from state.locking import lock_state
 
     configuration = load_configuration(directory)
@@ -70,7 +70,8 @@ def compute_plan(
         refresh=refresh,
         refresh_only=refresh_only,
     )
-    return make_plan(configuration, snapshot, options), configuration
+    salt = secret_salt(configuration, snapshot.lineage)
+    return make_plan(configuration, snapshot, options, salt=salt), configuration
 
 
 def emit(plan: Plan, as_json: bool, as_markdown: bool) -> None:

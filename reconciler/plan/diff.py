@@ -94,14 +94,16 @@ def rolling(resource: DesiredResource, strategy: ReplaceStrategy) -> Rolling | N
     if resource.rolling_instances <= 0:
         return None
     surge = 0 if strategy is ReplaceStrategy.DESTROY_BEFORE_CREATE else resource.max_surge
-    batch = max(1, surge + resource.max_unavailable)
-    batch = min(batch, resource.rolling_instances)
+    # With no surge allowed, progress needs at least one instance down at a time: the figures
+    # reported are the ones the rollout really uses.
+    unavailable = resource.max_unavailable if surge else max(1, resource.max_unavailable)
+    batch = min(max(1, surge + unavailable), resource.rolling_instances)
     return Rolling(
         instances=resource.rolling_instances,
         batch_size=batch,
         batches=math.ceil(resource.rolling_instances / batch),
         max_surge=surge,
-        max_unavailable=resource.max_unavailable,
+        max_unavailable=unavailable,
     )
 
 

@@ -22,17 +22,17 @@ def build_order(
     graph = nx.DiGraph()
     graph.add_nodes_from(by_address)
     for change in by_address.values():
-        deps = (
-            change.dependencies
-            if change.action is not Action.DELETE
-            else recorded_deps.get(change.address, ())
-        )
-        for dep in deps:
-            if dep not in by_address:
+        # What the old copy used matters too: a replaced or updated resource must stop using a
+        # dependency before that dependency is deleted (a renamed pool: policies first).
+        deps = set(recorded_deps.get(change.address, ()))
+        if change.action is not Action.DELETE:
+            deps |= set(change.dependencies)
+        for dep in sorted(deps):
+            if dep not in by_address or dep == change.address:
                 continue
             if by_address[dep].action is Action.DELETE:
                 graph.add_edge(change.address, dep)  # stop using it, then delete it
-            else:
+            elif dep in change.dependencies:
                 graph.add_edge(dep, change.address)  # create/update it, then use it
     try:
         generations = [tuple(sorted(level)) for level in nx.topological_generations(graph)]

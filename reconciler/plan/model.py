@@ -127,7 +127,13 @@ class Plan:
             "format_version": FORMAT_VERSION,
             "config_digest": self.config_digest,
             "state": {"lineage": self.lineage, "serial": self.serial},
-            "options": asdict(self.options),
+            "options": {
+                "destroy": self.options.destroy,
+                "targets": list(self.options.targets),
+                "replace": list(self.options.replace),
+                "refresh": self.options.refresh,
+                "refresh_only": self.options.refresh_only,
+            },
             "summary": {
                 "add": summary.add,
                 "change": summary.change,

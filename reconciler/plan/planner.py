@@ -49,10 +49,17 @@ def _selected(
 
 
 def make_plan(
-    configuration: Configuration, snapshot: StateSnapshot, options: PlanOptions | None = None
+    configuration: Configuration,
+    snapshot: StateSnapshot,
+    options: PlanOptions | None = None,
+    *,
+    salt: str | None = None,
 ) -> Plan:
+    """`salt` keys the hashes of sensitive values; the CLI passes the workspace's secret one
+    (reconciler.workspace.secret_salt). Without it, the lineage is used (tests, pure use)."""
     options = options or PlanOptions()
-    desired = {} if options.destroy else expand(configuration, salt=snapshot.lineage)
+    salt = salt if salt is not None else snapshot.lineage
+    desired = {} if options.destroy else expand(configuration, salt=salt)
     recorded = {r.address: r for r in snapshot}
     recorded_deps = {a: r.dependencies for a, r in recorded.items()}
     for address in options.replace:

@@ -27,10 +27,12 @@ def quickstart(tmp_path: Path) -> Path:
 
 def record_as_applied(directory: Path) -> None:
     """Write state as if the configuration had been applied (what apply records)."""
+    from reconciler.workspace import secret_salt
+
     configuration = load_configuration(directory)
     backend = SqliteStateBackend(default_state_path(directory))
     lineage = backend.read().lineage
-    for resource in expand(configuration, salt=lineage).values():
+    for resource in expand(configuration, salt=secret_salt(configuration, lineage)).values():
         record = ResourceRecord(
             resource.address,
             resource.resource_type,
