@@ -92,13 +92,16 @@ def _pools(config: Configuration, family: str) -> dict[str, Document]:
 
 
 def references_exist(config: Configuration) -> Iterator[Finding]:
+    families: dict[str, dict[str, Document]] = {}
     # A Job names its pool at submit time, against the applied configuration; a Job file
     # validated on its own cannot see the pools, so only declarative documents are checked here.
     for doc in config.documents:
         if not doc.model.declarative:
             continue
         for path, family, name in doc.model.references():
-            pools = _pools(config, family)
+            if family not in families:
+                families[family] = _pools(config, family)
+            pools = families[family]
             if name in pools or any(name == n for k, n in config.invalid if family in (k, "pool")):
                 continue
             what = "pool" if family == "pool" else family

@@ -50,6 +50,8 @@ def _number(value: Decimal) -> int | float:
 
 
 def parse_quantity(value: Any) -> int | float:
+    if type(value) is int and 0 <= value <= MAX_QUANTITY:  # the common case, kept cheap
+        return value
     if isinstance(value, bool):
         raise ValueError("expected a quantity such as 8, 500GB, 16Gi or 4000m, got a boolean")
     if isinstance(value, int | float):

@@ -17,7 +17,6 @@ from reconciler.cli.config_commands import effective, schema, validate
 from reconciler.cli.plan_commands import graph, plan, show
 from reconciler.cli.state_commands import force_unlock, state
 from reconciler.errors import PoolformError
-from state.errors import StateError
 
 EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
 
@@ -62,11 +61,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         click.echo(error.render(), err=True)
         return EXIT_ERROR
-    except StateError as error:
-        if debug:
-            traceback.print_exc()
-        click.echo(f"error: {error}", err=True)
-        return EXIT_ERROR
     except click.exceptions.Abort:
         click.echo("error: aborted", err=True)
         return EXIT_ERROR
@@ -81,6 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # the last boundary: never a bare traceback
         if debug:
             traceback.print_exc()
+        from state.errors import StateError  # imported here: state is not needed to start
+
+        if isinstance(error, StateError):
+            click.echo(f"error: {error}", err=True)
+            return EXIT_ERROR
         click.echo(
             f"internal error: {type(error).__name__}: {error} (run with --debug for details)",
             err=True,

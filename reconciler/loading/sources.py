@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import Diagnostic, Location, PoolformError, YamlProblem
 from reconciler.loading.yaml_fast import fast_parse
-from reconciler.loading.yaml_positions import ParsedDocument, parse_with_positions
+
+if TYPE_CHECKING:
+    from reconciler.loading.yaml_positions import ParsedDocument
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 SUFFIXES = (".yaml", ".yml")
@@ -89,17 +92,17 @@ def decode(source: SourceFile) -> str:
     return text.removeprefix("\ufeff")
 
 
+_MARKER = re.compile(rb"^---(?:[ \t]|$)", re.MULTILINE)
+_CONTENT = re.compile(rb"^[ \t]*[^#\s]", re.MULTILINE)
+
+
 def _expected_documents(raw: bytes) -> int:
     """How many documents a stream holds, counted from its `---` markers."""
-    lines = raw.splitlines()
-    markers = [
-        i for i, line in enumerate(lines) if line == b"---" or line.startswith((b"--- ", b"---\t"))
-    ]
-    first = markers[0] if markers else len(lines)
-    content_before = any(
-        line.strip() and not line.lstrip().startswith(b"#") for line in lines[:first]
-    )
-    return len(markers) + (1 if content_before or not markers else 0)
+    first = _MARKER.search(raw)
+    if first is None:
+        return 1
+    content_before = _CONTENT.search(raw, 0, first.start()) is not None
+    return len(_MARKER.findall(raw)) + (1 if content_before else 0)
 
 
 def read_documents(source: SourceFile) -> tuple[list[RawDocument], list[ParsedDocument] | None]:
@@ -110,6 +113,8 @@ def read_documents(source: SourceFile) -> tuple[list[RawDocument], list[ParsedDo
     docs = fast_parse(source.raw) if source.raw.isascii() else None
     if docs is not None and len(docs) == _expected_documents(source.raw):
         return [RawDocument(SourceRef(source.display, i), d) for i, d in enumerate(docs)], None
+    from reconciler.loading.yaml_positions import parse_with_positions
+
     parsed = parse_with_positions(decode(source))
     return [RawDocument(SourceRef(source.display, i), d.data) for i, d in enumerate(parsed)], parsed
 
@@ -126,6 +131,8 @@ class PositionIndex:
 
     def _documents(self, display: str) -> list[ParsedDocument]:
         if display not in self._parsed:
+            from reconciler.loading.yaml_positions import parse_with_positions
+
             try:
                 self._parsed[display] = parse_with_positions(decode(self._sources[display]))
             except (YamlProblem, KeyError):

@@ -61,7 +61,9 @@ def _quiet_parse(raw: bytes) -> str | None:
 
 def fast_parse(raw: bytes) -> list[Any] | None:
     """The documents in `raw`, or None when the authoritative reader must decide."""
-    if _DECORATION.search(raw) or b"\t" in raw or b"\r" in raw:
+    if b"\t" in raw or b"\r" in raw:
+        return None
+    if (b"!" in raw or b"&" in raw or b"*" in raw) and _DECORATION.search(raw):
         return None
     stripped = raw.lstrip()
     if not stripped or stripped.startswith(b"%"):
