@@ -62,9 +62,16 @@ class Configuration:
     # again as unknown, so one mistake yields one error.
     invalid: set[tuple[str, str]] = field(default_factory=set)
     _refs: dict[int, SourceRef] = field(default_factory=dict, repr=False)
+    _by_type: dict[type, list[Document]] = field(default_factory=dict, repr=False)
+    _by_type_count: list[int] = field(default_factory=list, repr=False)
 
     def of_kind(self, kind: type[T]) -> list[T]:
-        return [d.model for d in self.documents if isinstance(d.model, kind)]
+        if len(self._by_type_count) != 1 or self._by_type_count[0] != len(self.documents):
+            self._by_type.clear()
+            self._by_type_count[:] = [len(self.documents)]
+        if kind not in self._by_type:
+            self._by_type[kind] = [d.model for d in self.documents if isinstance(d.model, kind)]
+        return list(self._by_type[kind])  # type: ignore[arg-type]
 
     def find(self, kind: type[T], name: str) -> T | None:
         return next((m for m in self.of_kind(kind) if m.name == name), None)

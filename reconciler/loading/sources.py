@@ -98,6 +98,8 @@ _CONTENT = re.compile(rb"^[ \t]*[^#\s]", re.MULTILINE)
 
 def _expected_documents(raw: bytes) -> int:
     """How many documents a stream holds, counted from its `---` markers."""
+    if not raw.startswith(b"---") and b"\n---" not in raw:
+        return 1
     first = _MARKER.search(raw)
     if first is None:
         return 1

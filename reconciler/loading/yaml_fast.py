@@ -24,6 +24,14 @@ _AMBIGUOUS = re.compile(
 )
 
 
+# Cheap first pass: only strings that start like a core-schema scalar can be ambiguous.
+_CANDIDATE = re.compile(r'"(?=[-+~.0-9]|(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)")')
+
+
+def _ambiguous(text: str) -> bool:
+    return any(_AMBIGUOUS.match(text, m.start()) for m in _CANDIDATE.finditer(text))
+
+
 class _Disagreement(Exception):
     pass
 
@@ -69,7 +77,7 @@ def fast_parse(raw: bytes) -> list[Any] | None:
     if not stripped or stripped.startswith(b"%"):
         return None
     text = _quiet_parse(raw)
-    if text is None or _AMBIGUOUS.search(text):
+    if text is None or _ambiguous(text):
         return None
     try:
         data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
