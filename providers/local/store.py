@@ -1,0 +1,269 @@
+"""The simulated cloud's database: `local-cloud.db` beside the state, shared by every process.
+
+A connection per call (cheap for SQLite, and safe across threads and processes), WAL so readers
+never wait for the writer, and every mutation one `BEGIN IMMEDIATE` transaction: writers queue
+on the database lock (busy timeout), so a capacity check and the launch it allows, or an
+idempotency-token check and the resources it guards, can never interleave with another writer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from providers.protocol import ErrorKind, Observed, ProviderError
+
+from .settings import DEFAULT_CAPACITY
+
+DB_NAME = "local-cloud.db"
+BUSY_TIMEOUT_S = 30.0
+MARKET_WORDS = {"ON_DEMAND": "on-demand", "SPOT": "spot"}
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS templates (
+    id TEXT PRIMARY KEY, address TEXT NOT NULL, lineage TEXT NOT NULL,
+    instance_type TEXT NOT NULL, market_type TEXT NOT NULL, config TEXT NOT NULL,
+    version INTEGER NOT NULL, tags TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS templates_lineage ON templates (lineage);
+CREATE TABLE IF NOT EXISTS groups (
+    id TEXT PRIMARY KEY, address TEXT NOT NULL, lineage TEXT NOT NULL,
+    resource_type TEXT NOT NULL, template_id TEXT, min_size INTEGER NOT NULL,
+    max_size INTEGER NOT NULL, desired INTEGER NOT NULL, config TEXT NOT NULL,
+    tags TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS groups_lineage ON groups (lineage);
+CREATE TABLE IF NOT EXISTS instances (
+    id TEXT PRIMARY KEY, group_id TEXT NOT NULL, instance_type TEXT NOT NULL,
+    market_type TEXT NOT NULL, state TEXT NOT NULL, idle INTEGER NOT NULL,
+    launched_at REAL NOT NULL, terminated_at REAL, tags TEXT NOT NULL, workdir TEXT);
+CREATE INDEX IF NOT EXISTS instances_group ON instances (group_id, state);
+CREATE INDEX IF NOT EXISTS instances_capacity ON instances (instance_type, market_type, state);
+CREATE TABLE IF NOT EXISTS objects (
+    id TEXT PRIMARY KEY, address TEXT NOT NULL, lineage TEXT NOT NULL,
+    resource_type TEXT NOT NULL, attributes TEXT NOT NULL, tags TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS objects_lineage ON objects (lineage);
+CREATE TABLE IF NOT EXISTS tokens (
+    token TEXT PRIMARY KEY, address TEXT NOT NULL, result TEXT NOT NULL, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS capacity (
+    instance_type TEXT NOT NULL, market_type TEXT NOT NULL, max_running INTEGER NOT NULL,
+    PRIMARY KEY (instance_type, market_type));
+"""
+
+# Groups with their running and idle counts: one statement, whatever the filter.
+GROUPS_WITH_COUNTS = """
+SELECT g.*,
+  (SELECT COUNT(*) FROM instances i WHERE i.group_id = g.id AND i.state = 'running') AS running,
+  (SELECT COUNT(*) FROM instances i
+     WHERE i.group_id = g.id AND i.state = 'running' AND i.idle = 1) AS idle
+FROM groups g"""
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:17]}"
+
+
+def dumps(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def observed_to_json(observed: Observed) -> str:
+    return dumps(
+        {
+            "address": observed.address,
+            "resource_type": observed.resource_type,
+            "provider_ids": dict(observed.provider_ids),
+            "attributes": dict(observed.attributes),
+            "tags": dict(observed.tags),
+        }
+    )
+
+
+def observed_from_json(text: str) -> Observed:
+    data = json.loads(text)
+    return Observed(
+        data["address"],
+        data["resource_type"],
+        data["provider_ids"],
+        data["attributes"],
+        data["tags"],
+    )
+
+
+class LocalCloud:
+    """Opens connections to the cloud database; `trace` (if set) sees every SQL statement."""
+
+    def __init__(self, state_dir: Path, capacity: Callable[[str, str], int] | None = None):
+        self.state_dir = Path(state_dir)
+        self.path = self.state_dir / DB_NAME
+        self.workers_dir = self.state_dir / "workers"
+        self.trace: Callable[[str], None] | None = None
+        self._default_limit = capacity or (lambda _type, market: DEFAULT_CAPACITY[market])
+        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        self.workers_dir.mkdir(mode=0o700, exist_ok=True)
+        if not self.path.exists():
+            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        with contextlib.closing(self._open()) as conn:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.executescript(_SCHEMA)
+        for suffix in ("", "-wal", "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.chmod(f"{self.path}{suffix}", 0o600)
+
+    def _open(self) -> sqlite3.Connection:
+        conn = sqlite3.connect(
+            self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        if self.trace is not None:
+            conn.set_trace_callback(self.trace)
+        return conn
+
+    @contextlib.contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        conn = self._open()
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+    @contextlib.contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One transaction: committed when the block ends, rolled back on any exception."""
+        conn = self._open()
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+        finally:
+            conn.close()
+
+    # -- idempotency ---------------------------------------------------------------------------
+
+    @staticmethod
+    def token_result(conn: sqlite3.Connection, token: str) -> Observed | None:
+        if not token:
+            return None
+        row = conn.execute("SELECT result FROM tokens WHERE token = ?", (token,)).fetchone()
+        return observed_from_json(row["result"]) if row else None
+
+    @staticmethod
+    def record_token(conn: sqlite3.Connection, token: str, observed: Observed) -> None:
+        if token:
+            conn.execute(
+                "INSERT INTO tokens (token, address, result, created) VALUES (?, ?, ?, ?)",
+                (token, observed.address, observed_to_json(observed), time.time()),
+            )
+
+    # -- capacity and instances ----------------------------------------------------------------
+
+    def limit(self, conn: sqlite3.Connection, instance_type: str, market: str) -> int:
+        row = conn.execute(
+            "SELECT max_running FROM capacity WHERE instance_type = ? AND market_type = ?",
+            (instance_type, market),
+        ).fetchone()
+        return int(row["max_running"]) if row else self._default_limit(instance_type, market)
+
+    def check_capacity(
+        self, conn: sqlite3.Connection, instance_type: str, market: str, count: int
+    ) -> None:
+        if count <= 0:
+            return
+        in_use = conn.execute(
+            "SELECT COUNT(*) FROM instances WHERE instance_type = ? AND market_type = ?"
+            " AND state = 'running'",
+            (instance_type, market),
+        ).fetchone()[0]
+        limit = self.limit(conn, instance_type, market)
+        if in_use + count > limit:
+            raise ProviderError(
+                ErrorKind.CAPACITY,
+                f"{MARKET_WORDS.get(market, market)} capacity for {instance_type} exhausted "
+                f"({in_use} of {limit} in use, {count} more requested)",
+            )
+
+    def launch(
+        self,
+        conn: sqlite3.Connection,
+        group_id: str,
+        instance_ids: list[str],
+        instance_type: str,
+        market: str,
+        tags: Mapping[str, str],
+    ) -> None:
+        """Insert running, idle instances (capacity checked in the same transaction)."""
+        self.check_capacity(conn, instance_type, market, len(instance_ids))
+        now = time.time()
+        conn.executemany(
+            "INSERT INTO instances (id, group_id, instance_type, market_type, state, idle,"
+            " launched_at, tags, workdir) VALUES (?, ?, ?, ?, 'running', 1, ?, ?, ?)",
+            [
+                (i, group_id, instance_type, market, now, dumps(dict(tags)), self.workdir(i))
+                for i in instance_ids
+            ],
+        )
+
+    def workdir(self, instance_id: str) -> str:
+        return str(self.workers_dir / instance_id)
+
+    @staticmethod
+    def running(conn: sqlite3.Connection, group_id: str) -> list[sqlite3.Row]:
+        """Running instances of a group in termination order: idle ones, oldest first."""
+        return conn.execute(
+            "SELECT * FROM instances WHERE group_id = ? AND state = 'running'"
+            " ORDER BY idle DESC, launched_at, id",
+            (group_id,),
+        ).fetchall()
+
+    @staticmethod
+    def terminate(conn: sqlite3.Connection, instance_ids: list[str]) -> None:
+        conn.executemany(
+            "UPDATE instances SET state = 'terminated', idle = 0, terminated_at = ?"
+            " WHERE id = ? AND state = 'running'",
+            [(time.time(), i) for i in instance_ids],
+        )
+
+    def delete_group(self, conn: sqlite3.Connection, group_id: str) -> list[str]:
+        """Terminate a group's instances and delete it; returns the instances terminated."""
+        doomed = [row["id"] for row in self.running(conn, group_id)]
+        self.terminate(conn, doomed)
+        conn.execute("DELETE FROM groups WHERE id = ?", (group_id,))
+        return doomed
+
+    # -- rows ----------------------------------------------------------------------------------
+
+    @staticmethod
+    def group(conn: sqlite3.Connection, group_id: str) -> sqlite3.Row | None:
+        row: sqlite3.Row | None = conn.execute(
+            GROUPS_WITH_COUNTS + " WHERE g.id = ?", (group_id,)
+        ).fetchone()
+        return row
+
+    @staticmethod
+    def template(conn: sqlite3.Connection, template_id: str | None) -> sqlite3.Row | None:
+        if not template_id:
+            return None
+        row: sqlite3.Row | None = conn.execute(
+            "SELECT * FROM templates WHERE id = ?", (template_id,)
+        ).fetchone()
+        return row
+
+    @staticmethod
+    def object(conn: sqlite3.Connection, object_id: str | None) -> sqlite3.Row | None:
+        if not object_id:
+            return None
+        row: sqlite3.Row | None = conn.execute(
+            "SELECT * FROM objects WHERE id = ?", (object_id,)
+        ).fetchone()
+        return row

@@ -1,0 +1,96 @@
+"""Database rows as the `Observed` values the reconciler sees."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any
+
+from providers.protocol import Observed
+
+from .store import GROUPS_WITH_COUNTS, LocalCloud
+
+# What a worker pool's group reports of its configuration (secrets only by name).
+WORKER_FIELDS = ("setup", "workdir", "file_mounts", "envs", "secret_names")
+
+
+def observe_group(group: sqlite3.Row, template: sqlite3.Row | None) -> Observed:
+    config: dict[str, Any] = json.loads(group["config"])
+    attributes: dict[str, Any] = {
+        "min_size": group["min_size"],
+        "max_size": group["max_size"],
+        "desired": group["desired"],
+        "running": group["running"],
+        "idle": group["idle"],
+    }
+    ids = {"group": group["id"]}
+    if group["resource_type"] == "worker_pool":
+        attributes["instance_type"] = config["instance_type"]
+        attributes["market_type"] = config["market_type"]
+        attributes.update({key: config.get(key) for key in WORKER_FIELDS})
+    if template is not None:
+        ids["template"] = template["id"]
+        attributes.update(_template_attributes(template))
+    return Observed(
+        group["address"], group["resource_type"], ids, attributes, json.loads(group["tags"])
+    )
+
+
+def observe_template(template: sqlite3.Row) -> Observed:
+    """A launch template whose group is gone (deleted behind poolform's back)."""
+    return Observed(
+        template["address"],
+        "machine_type",
+        {"template": template["id"]},
+        _template_attributes(template),
+        json.loads(template["tags"]),
+    )
+
+
+def observe_object(row: sqlite3.Row) -> Observed:
+    return Observed(
+        row["address"],
+        row["resource_type"],
+        {"object": row["id"]},
+        json.loads(row["attributes"]),
+        json.loads(row["tags"]),
+    )
+
+
+def _template_attributes(template: sqlite3.Row) -> dict[str, Any]:
+    config = json.loads(template["config"])
+    return {
+        "instance_type": template["instance_type"],
+        "market_type": template["market_type"],
+        "advanced_instance_config": config.get("advanced_instance_config") or {},
+        "zones": config.get("zones") or [],
+        "user_data": config.get("user_data"),
+        "template_version": template["version"],
+    }
+
+
+def observe_one(conn: sqlite3.Connection, group_id: str) -> Observed:
+    group = LocalCloud.group(conn, group_id)
+    assert group is not None, group_id
+    return observe_group(group, LocalCloud.template(conn, group["template_id"]))
+
+
+def list_lineage(conn: sqlite3.Connection, lineage: str) -> list[Observed]:
+    """Everything tagged with `lineage`: one query per table, whatever the count."""
+    templates = {
+        row["id"]: row
+        for row in conn.execute("SELECT * FROM templates WHERE lineage = ?", (lineage,))
+    }
+    result: list[Observed] = []
+    used: set[str] = set()
+    for group in conn.execute(GROUPS_WITH_COUNTS + " WHERE g.lineage = ?", (lineage,)):
+        template = templates.get(group["template_id"]) if group["template_id"] else None
+        if template is not None:
+            used.add(template["id"])
+        result.append(observe_group(group, template))
+    result.extend(observe_template(t) for tid, t in templates.items() if tid not in used)
+    result.extend(
+        observe_object(row)
+        for row in conn.execute("SELECT * FROM objects WHERE lineage = ?", (lineage,))
+    )
+    return sorted(result, key=lambda o: (o.address, sorted(o.provider_ids.items())))

@@ -1,0 +1,170 @@
+"""Real workers: each instance has its own directory, and a WorkerPool's `setup` runs there.
+
+A worker boots in three steps: its directory is made (with the pool's `workdir` and local
+`file_mounts` copied in), `setup` runs as `bash -c SETUP` with stdout and stderr appended to
+`setup.log`, and only a worker whose setup exited 0 is recorded as launched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from providers.catalog import CATALOG, InstanceType
+from providers.protocol import ErrorKind, ProviderError
+
+LOG_NAME = "setup.log"
+TAIL_LINES = 20
+
+
+def _minimum(value: Any, *, giga: bool = False) -> float:
+    """SkyPilot's `4`, `"4+"` (at least) or a number of bytes (memory) as a lower bound."""
+    if value is None:
+        return 0.0
+    text = str(value).strip().rstrip("+")
+    try:
+        number = float(text)
+    except ValueError:
+        return 0.0
+    if giga and number >= 2**20:  # a byte count from poolform's quantities
+        number /= 2**30
+    return number
+
+
+def _accelerator(value: Any) -> tuple[list[str], int]:
+    """Accepted GPU names and the count; `H100:8`, `[A100:1, H100:1]` or `{H100: 1}`."""
+    if value is None:
+        return [], 0
+    pairs: list[tuple[str, int]] = []
+    if isinstance(value, Mapping):
+        pairs = [(str(name), int(count or 1)) for name, count in value.items()]
+    else:
+        for part in value if isinstance(value, list) else [value]:
+            name, _, count = str(part).partition(":")
+            pairs.append((name, int(count or 1)))
+    return [name.upper() for name, _ in pairs], max((count for _, count in pairs), default=0)
+
+
+def choose_instance_type(resources: Mapping[str, Any], address: str) -> InstanceType:
+    """The named type, or the smallest catalog type that fits cpus/memory/accelerators."""
+    named = resources.get("instance_type")
+    if named:
+        if named not in CATALOG:
+            raise unknown_type(named, address)
+        return CATALOG[named]
+    names, gpus = _accelerator(resources.get("accelerators"))
+    cpus, memory = _minimum(resources.get("cpus")), _minimum(resources.get("memory"), giga=True)
+    fits = [
+        t
+        for t in CATALOG.values()
+        if t.vcpus >= cpus
+        and t.memory_gib >= memory
+        and t.gpus >= gpus
+        and (not names or (t.gpu_type or "").upper() in names)
+    ]
+    if not fits:
+        raise ProviderError(
+            ErrorKind.PERMANENT,
+            f"no instance type in the local catalog fits {dict(resources)!r}",
+            address=address,
+        )
+    return min(fits, key=lambda t: (t.gpus, t.vcpus, t.memory_gib, t.name))
+
+
+def unknown_type(name: str, address: str) -> ProviderError:
+    return ProviderError(
+        ErrorKind.PERMANENT,
+        f"unknown instance type {name!r}; the local catalog has {', '.join(sorted(CATALOG))}",
+        address=address,
+    )
+
+
+def _copy_in(source: Path, destination: Path) -> None:
+    if source.is_dir():
+        shutil.copytree(source, destination, dirs_exist_ok=True)
+    elif source.is_file():
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, destination)
+
+
+def prepare(directory: Path, config: Mapping[str, Any], config_dir: Path) -> None:
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if config.get("workdir"):
+        _copy_in(config_dir / str(config["workdir"]), directory)
+    for remote, mount in (config.get("file_mounts") or {}).items():
+        source = mount.get("source") if isinstance(mount, Mapping) else mount
+        if isinstance(source, str) and "://" not in source:
+            relative = re.sub(r"^(~/|/)+", "", str(remote)) or "mount"
+            _copy_in(config_dir / os.path.expanduser(source), directory / relative)
+
+
+def log_tail(directory: Path) -> str:
+    try:
+        lines = (directory / LOG_NAME).read_text(errors="replace").splitlines()
+    except FileNotFoundError:
+        return "(no output)"
+    return "\n".join(lines[-TAIL_LINES:]) or "(no output)"
+
+
+def run_setups(
+    directories: Mapping[str, Path],
+    setup: str | None,
+    env: Mapping[str, str],
+    timeout: float,
+    address: str,
+) -> None:
+    """Run `setup` in every directory at once; PERMANENT (with the log tail) if one fails."""
+    if not setup or not setup.strip():
+        return
+    started: dict[str, subprocess.Popen[bytes]] = {}
+    try:
+        for worker_id, directory in directories.items():
+            with open(directory / LOG_NAME, "ab") as log:
+                started[worker_id] = subprocess.Popen(
+                    ["bash", "-c", setup],
+                    cwd=directory,
+                    env={**os.environ, **env, "POOLFORM_WORKER_ID": worker_id},
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+        deadline = time.monotonic() + timeout
+        for worker_id, process in started.items():
+            try:
+                code = process.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                why = f"timed out after {timeout:g}s"
+                raise _failed(address, worker_id, directories, why) from None
+            if code != 0:
+                raise _failed(address, worker_id, directories, f"exited with status {code}")
+    finally:
+        for process in started.values():
+            if process.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+
+
+def _failed(
+    address: str, worker_id: str, directories: Mapping[str, Path], why: str
+) -> ProviderError:
+    tail = log_tail(directories[worker_id])
+    return ProviderError(
+        ErrorKind.PERMANENT,
+        f"setup on worker {worker_id} {why}; last lines of {LOG_NAME}:\n{tail}",
+        address=address,
+    )
+
+
+def remove(directories: Mapping[str, Path] | list[Path]) -> None:
+    for directory in directories.values() if isinstance(directories, Mapping) else directories:
+        shutil.rmtree(directory, ignore_errors=True)
