@@ -8,9 +8,11 @@ import os
 import secrets
 from pathlib import Path
 
+from providers.protocol import Provider
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
-from state import StateBackend
+from reconciler.plan.refresh import RefreshResult
+from state import StateBackend, StateSnapshot
 from state.sqlite import SqliteStateBackend, default_state_path
 
 
@@ -48,3 +50,20 @@ def secret_salt(configuration: Configuration, lineage: str) -> str:
                 handle.write(secrets.token_hex(32))
     key = path.read_text().strip().encode()
     return hmac.new(key, lineage.encode(), hashlib.sha256).hexdigest()
+
+
+def open_provider(configuration: Configuration) -> Provider:
+    """The Cluster's provider (local by default), imported only now."""
+    from providers.registry import get_provider
+
+    cluster = configuration.cluster
+    return get_provider(
+        cluster.provider, cluster.provider_settings, state_path(configuration).parent
+    )
+
+
+def refresh_state(provider: Provider, snapshot: StateSnapshot) -> RefreshResult:
+    """One batched read of everything tagged with this state, matched against the records."""
+    from reconciler.plan.refresh import match_observed
+
+    return match_observed(snapshot, provider.list(snapshot.lineage))

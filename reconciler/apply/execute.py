@@ -56,8 +56,10 @@ class ChangeExecutor:
                 batch_size=change.rolling.batch_size if change.rolling else 1,
                 destroy_first=change.replace_strategy is ReplaceStrategy.DESTROY_BEFORE_CREATE,
             )
+            with self._lock:
+                intent = self.backend.record_intent(change.address, uuid.uuid4().hex)
             observed = self.provider.replace(
-                self._spec(change, uuid.uuid4().hex), self._ids(change.address), rolling
+                self._spec(change, intent.token), self._ids(change.address), rolling
             )
         else:  # pragma: no cover - no-ops are not in plans
             return
@@ -86,12 +88,18 @@ class ChangeExecutor:
 
     def _delete(self, change: ResourceChange) -> None:
         record = self.recorded.get(change.address)
+        ids = (
+            change.cleanup_ids
+            if change.cleanup_ids is not None
+            else (record.provider_ids if record else {})
+        )
+        address = change.address.split("#", 1)[0]
         try:
-            self.provider.delete(
-                change.address, change.resource_type, record.provider_ids if record else {}
-            )
+            self.provider.delete(address, change.resource_type, ids)
         except ProviderError as error:
             if error.kind is not ErrorKind.NOT_FOUND:
                 raise
+        if change.cleanup_ids is not None:
+            return  # an untracked copy: there is no record to remove
         with self._lock:
             self.backend.delete_resource(change.address, expected_lineage=self.lineage)

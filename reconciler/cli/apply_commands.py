@@ -41,7 +41,6 @@ def run_apply(
     destroy: bool = False,
     refresh_only: bool = False,
 ) -> int:
-    from providers.registry import get_provider
     from reconciler.apply import walk_plan
     from reconciler.apply.execute import ChangeExecutor
     from reconciler.cli.progress import reporter_for
@@ -50,7 +49,7 @@ def run_apply(
     from reconciler.plan.expand import expand
     from reconciler.plan.planfile import check_saved_plan, read_plan
     from reconciler.render import render_text
-    from reconciler.workspace import open_state, secret_salt, state_path
+    from reconciler.workspace import open_provider, open_state, refresh_state, secret_salt
     from state import HistoryEntry
     from state.locking import lock_state
 
@@ -61,11 +60,13 @@ def run_apply(
     configuration = load_configuration(directory)
     options = saved.options if saved else PlanOptions(destroy=destroy, refresh_only=refresh_only)
     backend = open_state(configuration)
+    provider = open_provider(configuration)
     try:
         with lock_state(backend, "destroy" if options.destroy else "apply", lock_timeout):
             snapshot = backend.read()
             salt = secret_salt(configuration, snapshot.lineage)
-            plan = make_plan(configuration, snapshot, options, salt=salt)
+            refreshed = refresh_state(provider, snapshot) if options.refresh else None
+            plan = make_plan(configuration, snapshot, options, salt=salt, refresh=refreshed)
             if saved is not None:
                 check_saved_plan(
                     saved, configuration.digest, snapshot.lineage, snapshot.serial, plan
@@ -81,11 +82,6 @@ def run_apply(
                     auto_approve,
                     "destroy all of this capacity" if options.destroy else "apply these changes",
                 )
-            provider = get_provider(
-                configuration.cluster.provider,
-                configuration.cluster.provider_settings,
-                state_path(configuration).parent,
-            )
             executor = ChangeExecutor(
                 provider, backend, snapshot, expand(configuration, salt, reveal=True)
             )
@@ -94,7 +90,6 @@ def run_apply(
                 result = walk_plan(plan, executor, parallelism=parallelism, emit=reporter)
             finally:
                 reporter.close()
-                provider.close()
             plan_hash = hashlib.sha256(
                 json.dumps(plan.to_json(), sort_keys=True).encode()
             ).hexdigest()
@@ -109,6 +104,7 @@ def run_apply(
                 )
             )
     finally:
+        provider.close()
         backend.close()
     summary = plan.summary
     if as_json:

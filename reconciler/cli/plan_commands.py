@@ -53,7 +53,7 @@ def compute_plan(
     """Load, read state under the lock, plan. Returns (plan, configuration)."""
     from reconciler.loading import load_configuration
     from reconciler.plan import PlanOptions, make_plan
-    from reconciler.workspace import open_state, secret_salt
+    from reconciler.workspace import open_provider, open_state, refresh_state, secret_salt
     from state.locking import lock_state
 
     configuration = load_configuration(directory)
@@ -63,6 +63,13 @@ def compute_plan(
             snapshot = backend.read()
     finally:
         backend.close()
+    refreshed = None
+    if refresh:
+        provider = open_provider(configuration)
+        try:
+            refreshed = refresh_state(provider, snapshot)
+        finally:
+            provider.close()
     options = PlanOptions(
         destroy=destroy,
         targets=targets,
@@ -71,7 +78,7 @@ def compute_plan(
         refresh_only=refresh_only,
     )
     salt = secret_salt(configuration, snapshot.lineage)
-    return make_plan(configuration, snapshot, options, salt=salt), configuration
+    return make_plan(configuration, snapshot, options, salt=salt, refresh=refreshed), configuration
 
 
 def emit(plan: Plan, as_json: bool, as_markdown: bool) -> None:

@@ -63,6 +63,7 @@ class ResourceChange:
     before: dict[str, Any] | None = None  # recorded attributes (sensitive values hashed)
     after: dict[str, Any] | None = None  # desired attributes (sensitive values hashed)
     source: str | None = None  # file:line of the declaring document
+    cleanup_ids: dict[str, str] | None = None  # an untracked copy to delete (no state record)
 
     @property
     def symbol(self) -> str:
@@ -198,4 +199,5 @@ def _change_from_json(data: dict[str, Any]) -> ResourceChange:
         before=data.get("before"),
         after=data.get("after"),
         source=data.get("source"),
+        cleanup_ids=data.get("cleanup_ids"),
     )

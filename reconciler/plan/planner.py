@@ -8,6 +8,7 @@ from reconciler.plan.diff import classify
 from reconciler.plan.expand import DesiredResource, expand
 from reconciler.plan.graph import build_order
 from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
+from reconciler.plan.refresh import RefreshResult
 from state import StateSnapshot
 
 
@@ -54,9 +55,12 @@ def make_plan(
     options: PlanOptions | None = None,
     *,
     salt: str | None = None,
+    refresh: RefreshResult | None = None,
 ) -> Plan:
     """`salt` keys the hashes of sensitive values; the CLI passes the workspace's secret one
-    (reconciler.workspace.secret_salt). Without it, the lineage is used (tests, pure use)."""
+    (reconciler.workspace.secret_salt). Without it, the lineage is used (tests, pure use).
+    `refresh` is what the provider reported, matched against state (see refresh.py)."""
+    refresh = refresh or RefreshResult()
     options = options or PlanOptions()
     salt = salt if salt is not None else snapshot.lineage
     desired = {} if options.destroy else expand(configuration, salt=salt)
@@ -77,14 +81,23 @@ def make_plan(
         resource = desired.get(address)
         record = recorded.get(address)
         resource_type = resource.resource_type if resource else (record.kind if record else "")
+        gone = address in refresh.missing and resource is not None
         change = classify(
             resource,
-            record.attributes if record else None,
+            None if gone or record is None else record.attributes,
             address,
             resource_type,
-            force_replace=address in options.replace,
+            force_replace=address in options.replace and not gone,
             destroying=options.destroy,
         )
+        if gone:
+            change = _retitled(
+                change, "recorded, but missing from the provider: it will be recreated"
+            )
+        elif address in refresh.adoptable and change.action is Action.CREATE:
+            change = _retitled(
+                change, "created by an interrupted apply: it will be adopted, not duplicated"
+            )
         if record is not None and record.tainted and change.action in (Action.NOOP, Action.UPDATE):
             change = classify(
                 resource, record.attributes, address, resource_type, force_replace=True
@@ -94,6 +107,7 @@ def make_plan(
             unchanged += 1
             continue
         changes.append(change)
+    changes.extend(_cleanups(refresh, options))
     ordered, generations, edges = build_order(changes, recorded_deps)
     return Plan(
         config_digest=configuration.digest,
@@ -106,6 +120,25 @@ def make_plan(
         unchanged=unchanged,
         warnings=tuple(w.render() for w in configuration.warnings),
     )
+
+
+def _cleanups(refresh: RefreshResult, options: PlanOptions) -> list[ResourceChange]:
+    cleanups = []
+    for orphan in refresh.orphans:
+        if options.targets and not any(_matches(orphan.address, t) for t in options.targets):
+            continue
+        suffix = "/".join(sorted(orphan.provider_ids.values()))
+        cleanups.append(
+            ResourceChange(
+                address=f"{orphan.address}#{suffix}",
+                resource_type=orphan.resource_type,
+                action=Action.DELETE,
+                reason="tagged with this state but recorded nowhere (left by an interrupted apply): "
+                "it will be deleted",
+                cleanup_ids=dict(orphan.provider_ids),
+            )
+        )
+    return cleanups
 
 
 def _retitled(change: ResourceChange, reason: str) -> ResourceChange:
