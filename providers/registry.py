@@ -19,7 +19,9 @@ _FACTORIES = {
 def get_provider(name: str, settings: Mapping[str, Any], state_dir: Path) -> Provider:
     target = _FACTORIES.get(name)
     if target is None:
-        raise ProviderError(ErrorKind.PERMANENT, f"unknown provider {name!r}; known: {', '.join(_FACTORIES)}")
+        raise ProviderError(
+            ErrorKind.PERMANENT, f"unknown provider {name!r}; known: {', '.join(_FACTORIES)}"
+        )
     module_name, _, attribute = target.partition(":")
     try:
         module = importlib.import_module(module_name)

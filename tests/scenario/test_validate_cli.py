@@ -13,7 +13,9 @@ from ruamel.yaml import YAML
 
 from tests.conftest import EXAMPLES, ROOT
 
-CONFIG_DIRS = sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and p.name != "ci")  # ci: a workflow
+CONFIG_DIRS = sorted(
+    p for p in EXAMPLES.iterdir() if p.is_dir() and p.name != "ci"
+)  # ci: a workflow
 JOB_DIRS = sorted(p for p in EXAMPLES.rglob("jobs") if p.is_dir())
 EXAMPLE_FILES = sorted(EXAMPLES.rglob("*.yaml"))
 
