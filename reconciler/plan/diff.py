@@ -11,7 +11,14 @@ import math
 from typing import Any
 
 from reconciler.plan.expand import DesiredResource
-from reconciler.plan.model import Action, AttributeChange, ReplaceStrategy, ResourceChange, Rolling
+from reconciler.plan.model import (
+    REASON_NEW,
+    Action,
+    AttributeChange,
+    ReplaceStrategy,
+    ResourceChange,
+    Rolling,
+)
 from schemas.rules import UpdateRule, is_sensitive, rule_for_path
 
 # Attributes that are not model fields but facts of the resource; changing them recreates it.
@@ -127,7 +134,7 @@ def classify(
             address,
             resource_type,
             Action.CREATE,
-            "not yet created",
+            REASON_NEW,
             known,
             dependencies=deps,
             after=resource.attributes,

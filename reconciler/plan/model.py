@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 FORMAT_VERSION = "1.0"
+REASON_NEW = "not yet created"  # the plain create; any other create reason is worth showing
 
 
 class Action(enum.StrEnum):
