@@ -64,6 +64,10 @@ def open_provider(configuration: Configuration) -> Provider:
 
 def refresh_state(provider: Provider, snapshot: StateSnapshot) -> RefreshResult:
     """One batched read of everything tagged with this state, matched against the records."""
+    from reconciler.apply.walker import RetryPolicy, call_with_retries
     from reconciler.plan.refresh import match_observed
 
-    return match_observed(snapshot, provider.list(snapshot.lineage))
+    observed = call_with_retries(
+        lambda: provider.list(snapshot.lineage), RetryPolicy(), lambda *_: None
+    )
+    return match_observed(snapshot, observed)

@@ -15,12 +15,13 @@ from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from providers.protocol import ErrorKind, ProviderError
 from reconciler.plan.model import Plan, ResourceChange
 
 Event = dict[str, Any]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -48,30 +49,42 @@ class ApplyResult:
         return not self.failed and not self.skipped and not self.not_started
 
 
+def call_with_retries(
+    call: Callable[[], T],
+    policy: RetryPolicy,
+    on_retry: Callable[[int, float, ProviderError], None],
+) -> T:
+    """`call()`, retried on retryable provider errors with jittered exponential backoff."""
+    for attempt in range(policy.attempts):
+        try:
+            return call()
+        except ProviderError as error:
+            if error.kind is not ErrorKind.RETRYABLE or attempt == policy.attempts - 1:
+                raise
+            delay = policy.delay(attempt)
+            on_retry(attempt + 1, delay, error)
+            policy.sleep(delay)
+    raise AssertionError("unreachable: the last attempt returns or raises")
+
+
 def _with_retries(
     change: ResourceChange,
     execute: Callable[[ResourceChange], None],
     policy: RetryPolicy,
     emit: Callable[[Event], None],
 ) -> None:
-    for attempt in range(policy.attempts):
-        try:
-            execute(change)
-            return
-        except ProviderError as error:
-            if error.kind is not ErrorKind.RETRYABLE or attempt == policy.attempts - 1:
-                raise
-            delay = policy.delay(attempt)
-            emit(
-                {
-                    "type": "retry",
-                    "address": change.address,
-                    "attempt": attempt + 1,
-                    "delay": round(delay, 3),
-                    "error": error.message,
-                }
-            )
-            policy.sleep(delay)
+    def on_retry(attempt: int, delay: float, error: ProviderError) -> None:
+        emit(
+            {
+                "type": "retry",
+                "address": change.address,
+                "attempt": attempt,
+                "delay": round(delay, 3),
+                "error": error.message,
+            }
+        )
+
+    call_with_retries(lambda: execute(change), policy, on_retry)
 
 
 def walk_plan(

@@ -75,9 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:  # the last boundary: never a bare traceback
         if debug:
             traceback.print_exc()
-        from state.errors import StateError  # imported here: state is not needed to start
+        # Translated here, imported only now: neither is needed to start the CLI.
+        from providers.protocol import ProviderError
+        from state.errors import StateError
 
-        if isinstance(error, StateError):
+        if isinstance(error, StateError | ProviderError):
             click.echo(f"error: {error}", err=True)
             return EXIT_ERROR
         click.echo(
