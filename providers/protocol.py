@@ -95,4 +95,11 @@ class Provider(Protocol):
         """Delete; raises NOT_FOUND when it is already gone (the applier treats that as done)."""
         ...
 
+    def import_resource(
+        self, address: str, resource_type: str, provider_id: str, tags: Mapping[str, str]
+    ) -> Observed:
+        """Take an existing resource under management (`poolform import`): find it by its id
+        and tag it as this state's, so refresh finds it from now on. NOT_FOUND if absent."""
+        ...
+
     def close(self) -> None: ...

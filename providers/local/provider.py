@@ -104,6 +104,39 @@ class LocalProvider:
             self._cleanup(doomed)
             self._emit("delete", address=address, ids=dict(ids), terminated=doomed)
 
+    def import_resource(
+        self, address: str, resource_type: str, provider_id: str, tags: Mapping[str, str]
+    ) -> Observed:
+        lineage = tags.get("poolform:lineage", "")
+        with self._call(address), self.cloud.write() as conn:
+            if resource_type in CONTROL_PLANE_TYPES:
+                row = self.cloud.object(conn, provider_id)
+                if row is None:
+                    raise _not_found(address, {"object": provider_id})
+                conn.execute(
+                    "UPDATE objects SET address = ?, lineage = ?, tags = ? WHERE id = ?",
+                    (address, lineage, dumps(dict(tags)), provider_id),
+                )
+                updated = self.cloud.object(conn, provider_id)
+                assert updated is not None  # just updated in this transaction
+                return observe_object(updated)
+            group = self.cloud.group(conn, provider_id)
+            if group is None:
+                raise _not_found(address, {"group": provider_id})
+            conn.execute(
+                "UPDATE groups SET address = ?, lineage = ?, tags = ? WHERE id = ?",
+                (address, lineage, dumps(dict(tags)), provider_id),
+            )
+            conn.execute(
+                "UPDATE templates SET address = ?, lineage = ?, tags = ? WHERE id = ?",
+                (address, lineage, dumps(dict(tags)), group["template_id"]),
+            )
+            conn.execute(
+                "UPDATE instances SET tags = ? WHERE group_id = ? AND state = 'running'",
+                (dumps(dict(tags)), provider_id),
+            )
+            return observe_one(conn, provider_id)
+
     def close(self) -> None:
         """Nothing to release: every call opens and closes its own connection."""
 

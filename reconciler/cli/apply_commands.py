@@ -40,6 +40,8 @@ def run_apply(
     lock_timeout: float,
     destroy: bool = False,
     refresh_only: bool = False,
+    targets: tuple[str, ...] = (),
+    replace: tuple[str, ...] = (),
 ) -> int:
     from reconciler.apply import walk_plan
     from reconciler.apply.execute import ChangeExecutor
@@ -58,7 +60,17 @@ def run_apply(
     if target.is_file():
         saved, directory = read_plan(target)
     configuration = load_configuration(directory)
-    options = saved.options if saved else PlanOptions(destroy=destroy, refresh_only=refresh_only)
+    if saved is not None and (targets or replace):
+        raise PoolformError(
+            "--target and --replace belong to the plan; a saved plan already has them"
+        )
+    options = (
+        saved.options
+        if saved
+        else PlanOptions(
+            destroy=destroy, refresh_only=refresh_only, targets=targets, replace=replace
+        )
+    )
     backend = open_state(configuration)
     provider = open_provider(configuration)
     try:
@@ -147,6 +159,12 @@ def run_apply(
     "--refresh-only", is_flag=True, help="Accept reality into state (needs a provider refresh)."
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line.")
+@click.option(
+    "--target", "targets", multiple=True, metavar="ADDR", help="Only ADDR and what it needs."
+)
+@click.option(
+    "--replace", "replace", multiple=True, metavar="ADDR", help="Force ADDR to be replaced."
+)
 @lock_timeout_option
 def apply(
     target: Path,
@@ -154,6 +172,8 @@ def apply(
     parallelism: int,
     refresh_only: bool,
     as_json: bool,
+    targets: tuple[str, ...],
+    replace: tuple[str, ...],
     lock_timeout: str,
 ) -> int:
     """Apply a configuration directory (after confirmation) or a saved plan (exactly its steps)."""
@@ -164,6 +184,8 @@ def apply(
         as_json=as_json,
         lock_timeout=parse_timeout(lock_timeout),
         refresh_only=refresh_only,
+        targets=targets,
+        replace=replace,
     )
 
 

@@ -107,3 +107,44 @@ def test_resources_deleted_behind_our_back_are_recreated(quickstart: Path) -> No
     assert "missing from the provider" in plan.stdout
     assert poolform("apply", quickstart, "--auto-approve").returncode == 0
     assert_converged(quickstart)
+
+
+def test_import_takes_an_existing_resource_under_management(
+    quickstart: Path, tmp_path: Path
+) -> None:
+    # A resource made by another state (another lineage), then imported into this one.
+    other = tmp_path / "other"
+    shutil.copytree(quickstart, other)
+    assert (
+        poolform(
+            "apply", other, "--auto-approve", "--target", "resource_pool.team-quota"
+        ).returncode
+        == 0
+    )
+    state = poolform("state", "show", "resource_pool.team-quota", "--dir", other)
+    object_id = __import__("json").loads(state.stdout)["provider_ids"]["object"]
+    (quickstart / ".poolform").mkdir(mode=0o700)
+    shutil.copy(other / ".poolform" / "local-cloud.db", quickstart / ".poolform" / "local-cloud.db")
+
+    imported = poolform("import", "resource_pool.team-quota", object_id, "--dir", quickstart)
+    assert imported.returncode == 0, imported.stderr
+    plan = poolform("plan", quickstart, "--json")
+    changes = {c["address"]: c["action"] for c in __import__("json").loads(plan.stdout)["changes"]}
+    assert "resource_pool.team-quota" not in changes  # adopted as it is, not created again
+    assert (
+        poolform("import", "resource_pool.team-quota", object_id, "--dir", quickstart).returncode
+        == 1
+    )
+
+
+def test_a_template_changed_by_hand_is_put_back(quickstart: Path) -> None:
+    assert poolform("apply", quickstart, "--auto-approve").returncode == 0
+    address = "machine_pool.shared-machines.machine_type.h100"
+    changed = poolform(
+        "local", "change-template", address, "--instance-type", "p5e.48xlarge", "--dir", quickstart
+    )
+    assert changed.returncode == 0, changed.stderr
+    terminated = running(quickstart)["c5.xlarge"][0]
+    assert poolform("local", "terminate", terminated, "--dir", quickstart).returncode == 0
+    assert poolform("apply", quickstart, "--auto-approve").returncode == 0
+    assert_converged(quickstart)
