@@ -104,10 +104,13 @@ def test_a_second_apply_without_lock_timeout_names_the_holder(tmp_path: Path) ->
     state = directory / ".poolform" / "state.db"
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until the first apply holds the lock
-        if state.exists():
-            with sqlite3.connect(state) as db:
+        try:
+            with sqlite3.connect(f"file:{state}?mode=ro", uri=True) as db:
                 if db.execute("SELECT count(*) FROM lock").fetchone()[0]:
                     break
+        except sqlite3.OperationalError:
+            pass  # not created yet
+
         time.sleep(0.05)
     second = poolform("apply", directory, "--auto-approve")
     first.communicate(timeout=120)
