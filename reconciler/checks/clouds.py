@@ -1,0 +1,103 @@
+"""Clouds: instance types on the right provider, and risky-but-legal warnings."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from providers.catalog import CATALOG, cloud_of_instance_type
+from reconciler.checks.common import error, warning
+from reconciler.loading.configuration import Configuration, Finding, suggest
+from schemas import (
+    ComputeConfig,
+    MachinePool,
+    WorkerPool,
+)
+
+
+def providers_agree(config: Configuration) -> Iterator[Finding]:
+    cluster = config.cluster
+    for pool in config.of_kind(MachinePool):
+        provider = pool.provider or cluster.provider
+        for index, machine in enumerate(pool.machine_types):
+            instance = machine.template.instance_type
+            cloud = cloud_of_instance_type(instance)
+            path = ("machine_types", index, "launch_templates", 0, "instance_type")
+            if provider == "local":
+                if instance not in CATALOG:
+                    yield error(
+                        config,
+                        pool,
+                        "unknown-instance-type",
+                        f"the local provider does not simulate `{instance}`",
+                        *path,
+                        hint=suggest(instance, CATALOG) or f"known: {', '.join(sorted(CATALOG))}",
+                    )
+            elif cloud != provider:
+                yield error(
+                    config,
+                    pool,
+                    "provider-mismatch",
+                    f"`{instance}` is {'not a known instance type' if cloud is None else f'a {cloud.upper()} instance type'}"
+                    f", but pool `{pool.name}` is on {provider}",
+                    *path,
+                )
+    pools = {p.name: p for p in config.of_kind(MachinePool)}
+    for cc in config.of_kind(ComputeConfig):
+        head_cloud = cloud_of_instance_type(cc.head_node.instance_type)
+        for index, group in enumerate(cc.worker_nodes):
+            drawn = pools.get(group.machine_pool or "")
+            if drawn is None:
+                continue
+            provider = drawn.provider or cluster.provider
+            if provider != "local" and head_cloud not in (None, provider):
+                yield error(
+                    config,
+                    cc,
+                    "provider-mismatch",
+                    f"worker group `{group.group_name}` draws from `{drawn.name}` on {provider}, "
+                    f"but the head node `{cc.head_node.instance_type}` is a {(head_cloud or '').upper()} instance type",
+                    "worker_nodes",
+                    index,
+                    "flags",
+                    "cloud_deployment",
+                    "machine_pool",
+                )
+
+
+def risky_but_legal(config: Configuration) -> Iterator[Finding]:
+    for pool in config.of_kind(MachinePool):
+        for index, machine in enumerate(pool.machine_types):
+            known = CATALOG.get(machine.template.instance_type)
+            if known and machine.max_size > known.typical_quota:
+                yield warning(
+                    config,
+                    pool,
+                    "above-typical-quota",
+                    f"machine type `{machine.machine_type}` may grow to {machine.max_size} "
+                    f"{known.name}, above the usual account quota of {known.typical_quota}",
+                    "machine_types",
+                    index,
+                    "partitions",
+                    hint="check your cloud quota for this type before apply",
+                )
+            if machine.template.market_type == "SPOT" and machine.min_size:
+                yield warning(
+                    config,
+                    pool,
+                    "warm-spot",
+                    f"machine type `{machine.machine_type}` keeps {machine.min_size} warm spot "
+                    "instances, which the cloud may reclaim at any time",
+                    "machine_types",
+                    index,
+                    "partitions",
+                )
+    for wp in config.of_kind(WorkerPool):
+        reason = wp.always_replace_reason()
+        if reason:
+            yield warning(
+                config,
+                wp,
+                "always-replace",
+                f"every change to `{wp.name}` recreates its workers: {reason.split(',')[0]}",
+                "file_mounts" if wp.file_mounts else "workdir",
+            )
