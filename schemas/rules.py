@@ -9,6 +9,7 @@ inherits its parent's; the top of every kind is in place.
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Sequence
 from typing import Any, get_args, get_origin
 
@@ -88,8 +89,12 @@ def is_sensitive(model: type[BaseModel], path: Sequence[str | int]) -> bool:
     return any(extra.get(SENSITIVE_KEY) for extra in _walk(model, path))
 
 
-def sensitive_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
-    """Every declared sensitive field of a model, as attribute paths (indexes omitted)."""
+@functools.cache
+def sensitive_paths(
+    model: type[BaseModel], prefix: tuple[str, ...] = ()
+) -> tuple[tuple[str, ...], ...]:
+    """Every declared sensitive field of a model, as attribute paths (indexes omitted).
+    A fact of the class, so computed once per class."""
     found: list[tuple[str, ...]] = []
     for name, info in model.model_fields.items():
         path = (*prefix, name)
@@ -99,4 +104,4 @@ def sensitive_paths(model: type[BaseModel], prefix: tuple[str, ...] = ()) -> lis
         sub = _submodel(info.annotation)
         if sub is not None and sub is not model:
             found.extend(sensitive_paths(sub, path))
-    return found
+    return tuple(found)

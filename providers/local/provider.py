@@ -138,7 +138,7 @@ class LocalProvider:
             return observe_one(conn, provider_id)
 
     def close(self) -> None:
-        """Nothing to release: every call opens and closes its own connection."""
+        self.cloud.close()
 
     # -- calls, faults, events -----------------------------------------------------------------
 

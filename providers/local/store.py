@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
@@ -104,6 +105,10 @@ class LocalCloud:
         self.workers_dir = self.state_dir / "workers"
         self.trace: Callable[[str], None] | None = None
         self._default_limit = capacity or (lambda _type, market: DEFAULT_CAPACITY[market])
+        # One connection per thread, kept: opening one per call cost more than the call.
+        self._local = threading.local()
+        self._opened: list[sqlite3.Connection] = []
+        self._opened_lock = threading.Lock()
         self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.workers_dir.mkdir(mode=0o700, exist_ok=True)
         if not self.path.exists():
@@ -126,28 +131,38 @@ class LocalCloud:
             conn.set_trace_callback(self.trace)
         return conn
 
+    def _connection(self) -> sqlite3.Connection:
+        conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = self._open()
+            self._local.conn = conn
+            with self._opened_lock:
+                self._opened.append(conn)
+        conn.set_trace_callback(self.trace)
+        return conn
+
+    def close(self) -> None:
+        with self._opened_lock:
+            for conn in self._opened:
+                conn.close()
+            self._opened.clear()
+        self._local = threading.local()
+
     @contextlib.contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        conn = self._open()
-        try:
-            yield conn
-        finally:
-            conn.close()
+        yield self._connection()
 
     @contextlib.contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One transaction: committed when the block ends, rolled back on any exception."""
-        conn = self._open()
+        conn = self._connection()
+        conn.execute("BEGIN IMMEDIATE")
         try:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield conn
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            conn.execute("COMMIT")
-        finally:
-            conn.close()
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
 
     # -- idempotency ---------------------------------------------------------------------------
 

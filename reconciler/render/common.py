@@ -44,7 +44,15 @@ def fmt(value: Any, *, sensitive: bool = False) -> str:
     if is_hash(value):
         return SENSITIVE
     if isinstance(value, str):
+        if value.isprintable() and '"' not in value and "\\" not in value:
+            return f'"{value}"'  # the common case, without json.dumps
         return json.dumps(value, ensure_ascii=False)
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return json.dumps(value)
     return json.dumps(mask(value), ensure_ascii=False, separators=(", ", ": ")).replace(
         f'"{SENSITIVE}"', SENSITIVE
     )
