@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,3 +49,11 @@ def write(tmp_path: Path):
         return tmp_path
 
     return _write
+
+
+@pytest.fixture
+def quickstart(tmp_path: Path) -> Path:
+    """A private copy of examples/quickstart (configuration only)."""
+    target = tmp_path / "quickstart"
+    shutil.copytree(EXAMPLES / "quickstart", target, ignore=shutil.ignore_patterns("jobs", "*.md"))
+    return target

@@ -60,8 +60,7 @@ class LocalProvider:
 
     def create(self, spec: ResourceSpec) -> Observed:
         with self._call(spec.address, launches=spec.resource_type in GROUP_TYPES):
-            with self.cloud.read() as conn:
-                found = self.cloud.token_result(conn, spec.token)
+            found = self._made_with(spec.token)
             if found is not None:
                 return found
             if spec.resource_type in CONTROL_PLANE_TYPES:
@@ -77,8 +76,7 @@ class LocalProvider:
 
     def replace(self, spec: ResourceSpec, ids: Mapping[str, str], rolling: RollingSpec) -> Observed:
         with self._call(spec.address, launches=spec.resource_type in GROUP_TYPES):
-            with self.cloud.read() as conn:
-                found = self.cloud.token_result(conn, spec.token)
+            found = self._made_with(spec.token)
             if found is not None:
                 return found
             if spec.resource_type in CONTROL_PLANE_TYPES:
@@ -139,6 +137,11 @@ class LocalProvider:
 
     def close(self) -> None:
         self.cloud.close()
+
+    def _made_with(self, token: str) -> Observed | None:
+        """What an earlier call with this idempotency token made, if one finished."""
+        with self.cloud.read() as conn:
+            return self.cloud.token_result(conn, token)
 
     # -- calls, faults, events -----------------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterator
 
 from reconciler.loading.configuration import Configuration, Finding
@@ -30,7 +31,10 @@ def warning(
     *path: str | int,
     hint: str | None = None,
 ) -> Finding:
-    return Finding("warning", rule, message, config.ref_of(model).at(*path), hint)
+    """Legal but risky: reported with a `warning:` prefix, and validation still passes."""
+    return dataclasses.replace(
+        error(config, model, rule, message, *path, hint=hint), severity="warning"
+    )
 
 
 def pools_of(config: Configuration, family: str) -> dict[str, Document]:

@@ -7,18 +7,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from providers.local.admin import list_instances
-from tests.conftest import EXAMPLES
 from tests.scenario.installed import poolform
-
-
-@pytest.fixture
-def quickstart(tmp_path: Path) -> Path:
-    target = tmp_path / "quickstart"
-    shutil.copytree(EXAMPLES / "quickstart", target, ignore=shutil.ignore_patterns("jobs", "*.md"))
-    return target
 
 
 def assert_converged(directory: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import jsonschema
@@ -13,16 +12,9 @@ from reconciler.loading import load_configuration
 from reconciler.plan.expand import expand
 from state import ResourceRecord
 from state.sqlite import SqliteStateBackend, default_state_path
-from tests.conftest import EXAMPLES, ROOT
+from tests.conftest import ROOT
 
 PLAN_SCHEMA = json.loads((ROOT / "reconciler" / "plan" / "plan.schema.json").read_text())
-
-
-@pytest.fixture
-def quickstart(tmp_path: Path) -> Path:
-    target = tmp_path / "quickstart"
-    shutil.copytree(EXAMPLES / "quickstart", target, ignore=shutil.ignore_patterns("jobs", "*.md"))
-    return target
 
 
 def record_as_applied(directory: Path) -> None:
