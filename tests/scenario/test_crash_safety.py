@@ -99,7 +99,7 @@ def test_four_concurrent_applies_run_one_at_a_time(tmp_path: Path) -> None:
 
 def test_a_second_apply_without_lock_timeout_names_the_holder(tmp_path: Path) -> None:
     directory = tmp_path / "forty"
-    write_forty(directory, "a", latency_ms=150)
+    write_forty(directory, "a", latency_ms=400)  # outlives the second start
     first = start("apply", directory, "--auto-approve")
     state = directory / ".poolform" / "state.db"
     deadline = time.monotonic() + 30
