@@ -6,7 +6,9 @@ sorted by file and line, and positions are recovered only for the files that nee
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+import gc
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -220,12 +222,26 @@ def resolve(findings: list[Finding], index: PositionIndex) -> list[Diagnostic]:
     ]
 
 
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Loading allocates hundreds of thousands of small objects and makes no reference cycles;
+    the cyclic collector's repeated scans of them cost about a fifth of a large validate."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def load_configuration(target: Path) -> Configuration:
     """A valid configuration, or ConfigurationError with every problem found."""
     from reconciler.checks import check_configuration
 
-    configuration, findings, index = load_documents(target)
-    findings = findings + check_configuration(configuration)
+    with _collector_paused():
+        configuration, findings, index = load_documents(target)
+        findings = findings + check_configuration(configuration)
     diagnostics = resolve(findings, index)
     if any(d.severity == "error" for d in diagnostics):
         raise ConfigurationError(diagnostics)
