@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reconciler.errors import PoolformError
+from reconciler.gcpause import collector_paused
 
 if TYPE_CHECKING:
     from reconciler.loading import Configuration
@@ -78,7 +79,9 @@ def compute_plan(
         refresh_only=refresh_only,
     )
     salt = secret_salt(configuration, snapshot.lineage)
-    return make_plan(configuration, snapshot, options, salt=salt, refresh=refreshed), configuration
+    with collector_paused():
+        result = make_plan(configuration, snapshot, options, salt=salt, refresh=refreshed)
+    return result, configuration
 
 
 def emit(plan: Plan, as_json: bool, as_markdown: bool) -> None:
@@ -137,7 +140,8 @@ def plan(
         refresh_only=refresh_only,
         lock_timeout=parse_timeout(lock_timeout),
     )
-    emit(result, as_json, as_markdown)
+    with collector_paused():
+        emit(result, as_json, as_markdown)
     if out is not None:
         from reconciler.plan.planfile import write_plan
 

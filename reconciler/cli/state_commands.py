@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from reconciler.cli.plan_commands import lock_timeout_option, parse_timeout
 from reconciler.errors import PoolformError
+
+if TYPE_CHECKING:
+    from state import StateBackend
 
 DIR_OPTION = click.option(
     "--dir",
@@ -20,7 +24,7 @@ DIR_OPTION = click.option(
 )
 
 
-def _backend(directory: Path):  # type: ignore[no-untyped-def]
+def _backend(directory: Path) -> StateBackend:
     from reconciler.loading import load_configuration
     from reconciler.workspace import open_state, state_path
 

@@ -6,9 +6,7 @@ sorted by file and line, and positions are recovered only for the files that nee
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import gc
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +15,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from reconciler.errors import ConfigurationError, Diagnostic, YamlProblem
+from reconciler.gcpause import collector_paused
 from reconciler.loading.sources import (
     PositionIndex,
     RawDocument,
@@ -63,14 +62,11 @@ class Configuration:
     # (kind, name) of documents that failed validation: references to them are not reported
     # again as unknown, so one mistake yields one error.
     invalid: set[tuple[str, str]] = field(default_factory=set)
+    # Indexes, built on first use: `documents` is fixed once the configuration is loaded.
     _refs: dict[int, SourceRef] = field(default_factory=dict, repr=False)
     _by_type: dict[type, list[Document]] = field(default_factory=dict, repr=False)
-    _by_type_count: list[int] = field(default_factory=list, repr=False)
 
     def of_kind(self, kind: type[T]) -> list[T]:
-        if len(self._by_type_count) != 1 or self._by_type_count[0] != len(self.documents):
-            self._by_type.clear()
-            self._by_type_count[:] = [len(self.documents)]
         if kind not in self._by_type:
             self._by_type[kind] = [d.model for d in self.documents if isinstance(d.model, kind)]
         return list(self._by_type[kind])  # type: ignore[arg-type]
@@ -84,7 +80,7 @@ class Configuration:
         return clusters[0] if clusters else Cluster(name="default")
 
     def ref_of(self, model: Document) -> SourceRef:
-        if len(self._refs) != len(self.documents):
+        if not self._refs:
             self._refs = {id(d.model): d.ref for d in self.documents}
         return self._refs[id(model)]
 
@@ -222,24 +218,11 @@ def resolve(findings: list[Finding], index: PositionIndex) -> list[Diagnostic]:
     ]
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Loading allocates hundreds of thousands of small objects and makes no reference cycles;
-    the cyclic collector's repeated scans of them cost about a fifth of a large validate."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def load_configuration(target: Path) -> Configuration:
     """A valid configuration, or ConfigurationError with every problem found."""
     from reconciler.checks import check_configuration
 
-    with _collector_paused():
+    with collector_paused():
         configuration, findings, index = load_documents(target)
         findings = findings + check_configuration(configuration)
     diagnostics = resolve(findings, index)

@@ -7,6 +7,7 @@ change to one machine type touches only that machine type. Addresses are stable 
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -18,7 +19,7 @@ from pydantic import BaseModel
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from schemas import ComputeConfig, MachinePool, MachineType, ResourcePool, SubjectPolicy, WorkerPool
-from schemas.base import Strict
+from schemas.base import Document, Strict
 from schemas.rules import sensitive_paths
 
 _ENV_REF = re.compile(r"^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -117,30 +118,36 @@ def expand(
     salted hashes, or with `reveal` their clear values (for provider calls, never stored)."""
     provider = configuration.cluster.provider
     resources: list[DesiredResource] = []
+
+    def add(model: Document, resource: DesiredResource) -> None:
+        resources.append(dataclasses.replace(resource, source=configuration.ref_of(model).file))
+
     pools = {p.name: p for p in configuration.of_kind(MachinePool)}
     for pool in pools.values():
         for machine in pool.machine_types:
-            resources.append(_machine_type(pool, machine, pool.provider or provider, salt, reveal))
+            add(pool, _machine_type(pool, machine, pool.provider or provider, salt, reveal))
     for rp in configuration.of_kind(ResourcePool):
         deps = (f"resource_pool.{rp.parent}",) if rp.parent else ()
-        resources.append(
+        add(
+            rp,
             DesiredResource(
                 f"resource_pool.{rp.name}",
                 "resource_pool",
                 ResourcePool,
                 masked_attributes(rp, salt, reveal=reveal),
                 deps,
-            )
+            ),
         )
     for policy in configuration.of_kind(SubjectPolicy):
-        resources.append(
+        add(
+            policy,
             DesiredResource(
                 f"subject_policy.{policy.name}",
                 "subject_policy",
                 SubjectPolicy,
                 masked_attributes(policy, salt, reveal=reveal),
                 (f"resource_pool.{policy.pool}",),
-            )
+            ),
         )
     for cc in configuration.of_kind(ComputeConfig):
         uses = sorted(
@@ -150,17 +157,19 @@ def expand(
                 if g.machine_pool in pools
             }
         )
-        resources.append(
+        add(
+            cc,
             DesiredResource(
                 f"compute_config.{cc.name}",
                 "compute_config",
                 ComputeConfig,
                 {"provider": provider, **masked_attributes(cc, salt, reveal=reveal)},
                 tuple(uses),
-            )
+            ),
         )
     for wp in configuration.of_kind(WorkerPool):
-        resources.append(
+        add(
+            wp,
             DesiredResource(
                 f"worker_pool.{wp.name}",
                 "worker_pool",
@@ -170,6 +179,6 @@ def expand(
                 rolling_instances=wp.pool.target,
                 max_surge=wp.max_surge,
                 max_unavailable=wp.max_unavailable,
-            )
+            ),
         )
     return {r.address: r for r in sorted(resources, key=lambda r: r.address)}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from reconciler.plan.diff import classify
@@ -106,6 +108,8 @@ def make_plan(
         if change.action is Action.NOOP:
             unchanged += 1
             continue
+        if resource is not None and resource.source:
+            change = replace(change, source=resource.source)
         changes.append(change)
     changes.extend(_cleanups(refresh, options))
     ordered, generations, edges = build_order(changes, recorded_deps)
@@ -142,6 +146,4 @@ def _cleanups(refresh: RefreshResult, options: PlanOptions) -> list[ResourceChan
 
 
 def _retitled(change: ResourceChange, reason: str) -> ResourceChange:
-    from dataclasses import replace
-
     return replace(change, reason=reason)
