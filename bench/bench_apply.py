@@ -44,20 +44,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _poolform import poolform_argv
+from _shared import DEPTH, poolform_argv, tf_env, write_terraform_config
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RESULTS = HERE / "APPLY-RESULTS.md"
 
-DEPTH = 5
 LATENCY_MS = 100
 CALLS_PER_CHANGE = 1
 PAR_A = 50
 TARGET_BOUND_RATIO = 1.2
 TARGET_TF_RATIO = 10.0
-TF_ENV = {"TF_CLI_CONFIG_FILE": "/dev/null", "CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1"}
-
 # The instrumented child: argv = [out.json, poolform args...]. Wraps, in every thread, the
 # provider's calls, the state backend's methods and the apply's phases, then runs the CLI.
 _INSTRUMENT = r"""
@@ -163,25 +160,7 @@ def write_chains(directory: Path, chains: int, latency_ms: int, depth: int = DEP
     return chains * depth
 
 
-def write_terraform(directory: Path, resources: int) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    parts = []
-    for chain in range(resources // DEPTH):
-        for level in range(DEPTH):
-            value = (
-                f'"chain-{chain}"' if level == 0 else f"terraform_data.r_{chain}_{level - 1}.output"
-            )
-            parts.append(
-                f'resource "terraform_data" "r_{chain}_{level}" {{\n  input = {value}\n}}\n'
-            )
-    (directory / "main.tf").write_text("\n".join(parts), encoding="utf-8")
-
-
 # -- running ----------------------------------------------------------------------------------
-
-
-def tf_env() -> dict[str, str]:
-    return {**os.environ, **TF_ENV}
 
 
 @dataclass
@@ -284,7 +263,7 @@ def terraform_series(work: Path, resources: int, runs: int) -> Series:
     series = Series()
     for number in range(runs):
         directory = work / f"tf-{number}"
-        write_terraform(directory, resources)
+        write_terraform_config(directory, resources)
         timed(["terraform", "init", "-input=false", "-no-color"], cwd=directory, env=tf_env())
         run = timed(
             ["terraform", "apply", "-auto-approve", "-input=false", "-no-color"],

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _poolform import poolform_argv
+from _shared import DEPTH, poolform_argv, tf_env, write_terraform_config
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -57,13 +57,10 @@ if str(ROOT) not in sys.path:  # run as a script from anywhere
 
 RESULTS = HERE / "PLAN-RESULTS.md"
 GROUP = 10  # resources per group: 5 pools in a chain + 5 policies
-DEPTH = 5
 FILES = 100
 TARGET_WALL = 3.0
 TARGET_MB = 400.0
 TARGET_RATIO = 10.0
-TF_ENV = {"TF_CLI_CONFIG_FILE": "/dev/null", "CHECKPOINT_DISABLE": "1", "TF_IN_AUTOMATION": "1"}
-
 # The fresh parent that runs one command: prints wall seconds, peak RSS (KiB), exit code.
 _MEASURE = """
 import json, resource, subprocess, sys, time
@@ -168,24 +165,6 @@ def reset_state(directory: Path) -> None:
 
 
 # -- terraform configurations -----------------------------------------------------------------
-
-
-def write_terraform_config(directory: Path, resources: int) -> None:
-    directory.mkdir(parents=True, exist_ok=True)
-    parts = ['terraform {\n  required_version = ">= 1.4"\n}\n']
-    for chain in range(resources // DEPTH):
-        for depth in range(DEPTH):
-            value = (
-                f'"chain-{chain}"' if depth == 0 else f"terraform_data.r_{chain}_{depth - 1}.output"
-            )
-            parts.append(
-                f'resource "terraform_data" "r_{chain}_{depth}" {{\n  input = {value}\n}}\n'
-            )
-    (directory / "main.tf").write_text("\n".join(parts), encoding="utf-8")
-
-
-def tf_env() -> dict[str, str]:
-    return {**os.environ, **TF_ENV}
 
 
 # -- measuring --------------------------------------------------------------------------------

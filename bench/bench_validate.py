@@ -34,7 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from typing import Any
 
-from _poolform import poolform_argv
+from _shared import poolform_argv
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
