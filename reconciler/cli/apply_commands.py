@@ -156,7 +156,9 @@ def run_apply(
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option("--parallelism", default=10, show_default=True, type=click.IntRange(1, 1000))
 @click.option(
-    "--refresh-only", is_flag=True, help="Accept reality into state (needs a provider refresh)."
+    "--refresh-only",
+    is_flag=True,
+    help="Accept reality into state (arrives with `poolform drift`; refused for now).",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line.")
 @click.option(

@@ -106,7 +106,11 @@ def emit(plan: Plan, as_json: bool, as_markdown: bool) -> None:
 )
 @click.option("--detailed-exitcode", is_flag=True, help="Exit 0 no changes, 1 error, 2 changes.")
 @click.option("--refresh/--no-refresh", default=True, help="Read the provider's view first.")
-@click.option("--refresh-only", is_flag=True, help="Only bring state in line with reality.")
+@click.option(
+    "--refresh-only",
+    is_flag=True,
+    help="Accept reality into state (arrives with `poolform drift`; refused for now).",
+)
 @click.option("--destroy", is_flag=True, help="Plan to delete everything in state.")
 @click.option(
     "--target", "targets", multiple=True, metavar="ADDR", help="Only ADDR and what it needs."

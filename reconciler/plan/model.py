@@ -120,9 +120,6 @@ class Plan:
     def has_changes(self) -> bool:
         return bool(self.changes)
 
-    def change(self, address: str) -> ResourceChange | None:
-        return next((c for c in self.changes if c.address == address), None)
-
     def to_json(self) -> dict[str, Any]:
         summary = self.summary
         return {

@@ -64,6 +64,13 @@ def make_plan(
     `refresh` is what the provider reported, matched against state (see refresh.py)."""
     refresh = refresh or RefreshResult()
     options = options or PlanOptions()
+    if options.refresh_only:
+        # Accepting reality into state needs drift detection, which comes with the cloud
+        # providers; refusing is safer than running an ordinary plan under that name.
+        raise PoolformError(
+            "--refresh-only is not available yet: it arrives with `poolform drift`",
+            hint="`poolform plan` shows what refresh found (missing, adopted, untracked resources)",
+        )
     salt = salt if salt is not None else snapshot.lineage
     desired = {} if options.destroy else expand(configuration, salt=salt)
     recorded = {r.address: r for r in snapshot}

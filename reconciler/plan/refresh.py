@@ -13,7 +13,7 @@ all of it. Three findings feed the plan:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from providers.protocol import TAG_TOKEN, Observed
 from state import StateSnapshot
@@ -24,7 +24,6 @@ class RefreshResult:
     missing: frozenset[str] = frozenset()
     adoptable: frozenset[str] = frozenset()
     orphans: tuple[Observed, ...] = ()
-    observed: dict[str, list[Observed]] = field(default_factory=dict)
 
 
 def _same(observed: Observed, recorded_ids: dict[str, str]) -> bool:
@@ -51,4 +50,4 @@ def match_observed(snapshot: StateSnapshot, observed: Iterable[Observed]) -> Ref
                 adoptable.add(address)
                 continue
             orphans.append(item)
-    return RefreshResult(frozenset(missing), frozenset(adoptable), tuple(orphans), by_address)
+    return RefreshResult(frozenset(missing), frozenset(adoptable), tuple(orphans))
