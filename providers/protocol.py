@@ -8,8 +8,9 @@ each provider's boundary, never above it.
 
 from __future__ import annotations
 
+import builtins
 import enum
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -62,7 +63,10 @@ class RollingSpec:
 
 @dataclass(frozen=True)
 class Observed:
-    """What exists in the cloud for one managed resource."""
+    """What exists in the cloud for one managed resource.
+
+    `attributes` use the vocabulary of providers/observable.py, the same for every provider, so
+    drift compares them with what state records without knowing which cloud reported them."""
 
     address: str
     resource_type: str
@@ -71,12 +75,26 @@ class Observed:
     tags: Mapping[str, str] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ResourceRef:
+    """A recorded resource by its provider ids: what `read` is asked for."""
+
+    address: str
+    resource_type: str
+    provider_ids: Mapping[str, str]
+
+
 @runtime_checkable
 class Provider(Protocol):
     name: str
 
     def list(self, lineage: str) -> list[Observed]:
         """Everything tagged with this state's lineage, in a few paginated calls."""
+        ...
+
+    def read(self, refs: Sequence[ResourceRef]) -> builtins.list[Observed]:
+        """Only these resources, by id, batched (a saved plan's apply re-reads what it touches).
+        A ref that no longer exists is simply absent from the result."""
         ...
 
     def create(self, spec: ResourceSpec) -> Observed:

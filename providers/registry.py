@@ -16,7 +16,11 @@ _FACTORIES = {
 }
 
 
-def get_provider(name: str, settings: Mapping[str, Any], state_dir: Path) -> Provider:
+def get_provider(
+    name: str, settings: Mapping[str, Any], state_dir: Path, region: str | None = None
+) -> Provider:
+    """`settings` are the Cluster's `provider_settings`; credentials never come from there
+    (nor from state or plans) but from each SDK's own chain."""
     target = _FACTORIES.get(name)
     if target is None:
         raise ProviderError(
@@ -32,5 +36,5 @@ def get_provider(name: str, settings: Mapping[str, Any], state_dir: Path) -> Pro
             f"(pip install 'poolform[{name}]')",
         ) from None
     factory = getattr(module, attribute)
-    provider: Provider = factory(settings=settings, state_dir=state_dir)
+    provider: Provider = factory(settings=settings, state_dir=state_dir, region=region)
     return provider

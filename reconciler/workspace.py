@@ -58,7 +58,10 @@ def open_provider(configuration: Configuration) -> Provider:
 
     cluster = configuration.cluster
     return get_provider(
-        cluster.provider, cluster.provider_settings, state_path(configuration).parent
+        cluster.provider,
+        cluster.provider_settings,
+        state_path(configuration).parent,
+        region=cluster.region,
     )
 
 

@@ -10,11 +10,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from providers.catalog import CATALOG
+from providers.catalog import CATALOG, MARKETS
 from providers.protocol import ErrorKind, ProviderError
 
 from . import workers
-from .settings import MARKETS
 from .store import LocalCloud, dumps
 
 

@@ -8,23 +8,31 @@ start of a call, before any change, so retrying an injected error is always safe
 
 from __future__ import annotations
 
+import builtins
 import contextlib
 import os
 import random as _random
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from providers.protocol import ErrorKind, Observed, ProviderError, ResourceSpec, RollingSpec
+from providers.protocol import (
+    ErrorKind,
+    Observed,
+    ProviderError,
+    ResourceRef,
+    ResourceSpec,
+    RollingSpec,
+)
+from providers.shapes import CONTROL_PLANE_TYPES, GROUP_TYPES, Shape, shape_of
 
 from . import workers
 from .settings import Knobs
-from .shapes import CONTROL_PLANE_TYPES, GROUP_TYPES, Shape, shape_of
 from .store import LocalCloud, dumps, new_id
-from .views import list_lineage, observe_object, observe_one
+from .views import list_lineage, observe_object, observe_one, read_refs
 
 Event = dict[str, Any]
 InstanceIds = list[str]  # (`list` is a method name inside the class)
@@ -38,6 +46,7 @@ class LocalProvider:
         settings: Mapping[str, Any] | None = None,
         state_dir: Path | str = ".poolform",
         *,
+        region: str | None = None,  # the local cloud has one region
         sleep: Callable[[float], None] = time.sleep,
         random: Callable[[], float] | None = None,
         on_event: Callable[[Event], None] | None = None,
@@ -57,6 +66,10 @@ class LocalProvider:
     def list(self, lineage: str) -> list[Observed]:
         with self._call(None), self.cloud.read() as conn:
             return list_lineage(conn, lineage)
+
+    def read(self, refs: Sequence[ResourceRef]) -> builtins.list[Observed]:
+        with self._call(None), self.cloud.read() as conn:
+            return read_refs(conn, refs)
 
     def create(self, spec: ResourceSpec) -> Observed:
         with self._call(spec.address, launches=spec.resource_type in GROUP_TYPES):

@@ -16,9 +16,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from providers.catalog import MARKETS
 from providers.protocol import ErrorKind, ProviderError
 
-MARKETS = ("ON_DEMAND", "SPOT")
 DEFAULT_CAPACITY = {"ON_DEMAND": 1000, "SPOT": 100}
 
 _ENV = {

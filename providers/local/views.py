@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
-from providers.protocol import Observed
+from providers.protocol import Observed, ResourceRef
 
 from .store import GROUPS_WITH_COUNTS, LocalCloud
 
@@ -94,3 +95,30 @@ def list_lineage(conn: sqlite3.Connection, lineage: str) -> list[Observed]:
         for row in conn.execute("SELECT * FROM objects WHERE lineage = ?", (lineage,))
     )
     return sorted(result, key=lambda o: (o.address, sorted(o.provider_ids.items())))
+
+
+def read_refs(conn: sqlite3.Connection, refs: Sequence[ResourceRef]) -> list[Observed]:
+    """These resources only, by id: one query per table, whatever the count."""
+    group_ids = [r.provider_ids["group"] for r in refs if "group" in r.provider_ids]
+    object_ids = [r.provider_ids["object"] for r in refs if "object" in r.provider_ids]
+    loose = [
+        r.provider_ids["template"]
+        for r in refs
+        if "template" in r.provider_ids and "group" not in r.provider_ids
+    ]
+    result: list[Observed] = []
+    for group in _rows(conn, GROUPS_WITH_COUNTS + " WHERE g.id IN ({})", group_ids):
+        result.append(observe_group(group, LocalCloud.template(conn, group["template_id"])))
+    result.extend(
+        observe_template(t) for t in _rows(conn, "SELECT * FROM templates WHERE id IN ({})", loose)
+    )
+    result.extend(
+        observe_object(o) for o in _rows(conn, "SELECT * FROM objects WHERE id IN ({})", object_ids)
+    )
+    return sorted(result, key=lambda o: (o.address, sorted(o.provider_ids.items())))
+
+
+def _rows(conn: sqlite3.Connection, query: str, ids: list[str]) -> list[sqlite3.Row]:
+    if not ids:
+        return []
+    return conn.execute(query.format(", ".join("?" * len(ids))), ids).fetchall()

@@ -18,73 +18,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from providers.catalog import CATALOG, InstanceType
 from providers.protocol import ErrorKind, ProviderError
 
 LOG_NAME = "setup.log"
 TAIL_LINES = 20
-
-
-def _minimum(value: Any, *, giga: bool = False) -> float:
-    """SkyPilot's `4`, `"4+"` (at least) or a number of bytes (memory) as a lower bound."""
-    if value is None:
-        return 0.0
-    text = str(value).strip().rstrip("+")
-    try:
-        number = float(text)
-    except ValueError:
-        return 0.0
-    if giga and number >= 2**20:  # a byte count from poolform's quantities
-        number /= 2**30
-    return number
-
-
-def _accelerator(value: Any) -> tuple[list[str], int]:
-    """Accepted GPU names and the count; `H100:8`, `[A100:1, H100:1]` or `{H100: 1}`."""
-    if value is None:
-        return [], 0
-    pairs: list[tuple[str, int]] = []
-    if isinstance(value, Mapping):
-        pairs = [(str(name), int(count or 1)) for name, count in value.items()]
-    else:
-        for part in value if isinstance(value, list) else [value]:
-            name, _, count = str(part).partition(":")
-            pairs.append((name, int(count or 1)))
-    return [name.upper() for name, _ in pairs], max((count for _, count in pairs), default=0)
-
-
-def choose_instance_type(resources: Mapping[str, Any], address: str) -> InstanceType:
-    """The named type, or the smallest catalog type that fits cpus/memory/accelerators."""
-    named = resources.get("instance_type")
-    if named:
-        if named not in CATALOG:
-            raise unknown_type(named, address)
-        return CATALOG[named]
-    names, gpus = _accelerator(resources.get("accelerators"))
-    cpus, memory = _minimum(resources.get("cpus")), _minimum(resources.get("memory"), giga=True)
-    fits = [
-        t
-        for t in CATALOG.values()
-        if t.vcpus >= cpus
-        and t.memory_gib >= memory
-        and t.gpus >= gpus
-        and (not names or (t.gpu_type or "").upper() in names)
-    ]
-    if not fits:
-        raise ProviderError(
-            ErrorKind.PERMANENT,
-            f"no instance type in the local catalog fits {dict(resources)!r}",
-            address=address,
-        )
-    return min(fits, key=lambda t: (t.gpus, t.vcpus, t.memory_gib, t.name))
-
-
-def unknown_type(name: str, address: str) -> ProviderError:
-    return ProviderError(
-        ErrorKind.PERMANENT,
-        f"unknown instance type {name!r}; the local catalog has {', '.join(sorted(CATALOG))}",
-        address=address,
-    )
 
 
 def _copy_in(source: Path, destination: Path) -> None:

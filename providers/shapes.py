@@ -1,4 +1,6 @@
-"""What a managed resource asks of the simulated cloud: instance type, market, bounds, config."""
+"""What a managed resource asks of any provider's instances: instance type, market, bounds and
+the launch-template fields. Shared by every provider, and by drift, which reads a recorded
+resource through the same function to know what the cloud should report back."""
 
 from __future__ import annotations
 
@@ -6,11 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from providers.catalog import CATALOG
+from providers.catalog import CATALOG, MARKETS, choose_instance_type, unknown_type
 from providers.protocol import ErrorKind, ProviderError, ResourceSpec
-
-from .settings import MARKETS
-from .workers import choose_instance_type, unknown_type
 
 GROUP_TYPES = ("machine_type", "worker_pool")
 CONTROL_PLANE_TYPES = ("compute_config", "resource_pool", "subject_policy")
@@ -44,22 +43,24 @@ def _bad(spec: ResourceSpec, message: str) -> ProviderError:
     return ProviderError(ErrorKind.PERMANENT, message, address=spec.address)
 
 
-def shape_of(spec: ResourceSpec) -> Shape:
+def shape_of(spec: ResourceSpec, *, catalog_only: bool = True) -> Shape:
+    """`catalog_only`: the local provider simulates only catalog types; a cloud takes any name
+    and lets the cloud refuse it."""
     if spec.resource_type == "machine_type":
-        return _machine_type(spec)
+        return _machine_type(spec, catalog_only)
     if spec.resource_type == "worker_pool":
         return _worker_pool(spec)
-    raise _bad(spec, f"the local provider has no instances for {spec.resource_type!r}")
+    raise _bad(spec, f"a provider has no instances for {spec.resource_type!r}")
 
 
-def _machine_type(spec: ResourceSpec) -> Shape:
+def _machine_type(spec: ResourceSpec, catalog_only: bool) -> Shape:
     attributes = spec.attributes
     templates = attributes.get("launch_templates") or []
     if not templates:
         raise _bad(spec, "a machine type needs a launch template")
     template = templates[0]
     instance_type = str(template.get("instance_type"))
-    if instance_type not in CATALOG:
+    if catalog_only and instance_type not in CATALOG:
         raise unknown_type(instance_type, spec.address)
     market = str(template.get("market_type") or "ON_DEMAND")
     if market not in MARKETS:
