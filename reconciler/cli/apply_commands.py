@@ -16,7 +16,7 @@ from reconciler.cli.plan_commands import lock_timeout_option, parse_timeout, use
 from reconciler.errors import PoolformError
 
 
-def _confirm(auto_approve: bool, what: str) -> None:
+def confirm(auto_approve: bool, what: str) -> None:
     if auto_approve:
         return
     if not sys.stdin.isatty():
@@ -49,27 +49,41 @@ def run_apply(
     from reconciler.loading import load_configuration
     from reconciler.plan import PlanOptions, make_plan
     from reconciler.plan.expand import expand
-    from reconciler.plan.planfile import check_saved_plan, read_plan
+    from reconciler.plan.planfile import check_saved_origin, check_saved_plan, read_plan
     from reconciler.render import render_text
-    from reconciler.workspace import open_provider, open_state, refresh_state, secret_salt
+    from reconciler.workspace import (
+        open_provider,
+        open_state,
+        refresh_state,
+        reread_touched,
+        secret_salt,
+    )
     from state import HistoryEntry
     from state.locking import lock_state
 
+    if refresh_only:
+        from reconciler.cli.drift_commands import accept_drift
+
+        if target.is_file() or destroy or targets or replace:
+            raise PoolformError(
+                "--refresh-only takes a configuration directory and no other plan options"
+            )
+        return accept_drift(
+            target, auto_approve=auto_approve, as_json=as_json, lock_timeout=lock_timeout
+        )
     saved = None
+    saved_file = None
     directory = target
     if target.is_file():
-        saved, directory = read_plan(target)
+        saved_file = read_plan(target)
+        saved, directory = saved_file.plan, saved_file.directory
     configuration = load_configuration(directory)
     if saved is not None and (targets or replace):
         raise PoolformError(
             "--target and --replace belong to the plan; a saved plan already has them"
         )
     options = (
-        saved.options
-        if saved
-        else PlanOptions(
-            destroy=destroy, refresh_only=refresh_only, targets=targets, replace=replace
-        )
+        saved.options if saved else PlanOptions(destroy=destroy, targets=targets, replace=replace)
     )
     backend = open_state(configuration)
     provider = open_provider(configuration)
@@ -77,7 +91,15 @@ def run_apply(
         with lock_state(backend, "destroy" if options.destroy else "apply", lock_timeout):
             snapshot = backend.read()
             salt = secret_salt(configuration, snapshot.lineage)
-            refreshed = refresh_state(provider, snapshot) if options.refresh else None
+            refreshed = None
+            if saved_file is not None and saved_file.rereads is not None:
+                check_saved_origin(
+                    saved_file.plan, configuration.digest, snapshot.lineage, snapshot.serial
+                )
+                # Only what the plan touches, by id: not the whole fleet.
+                refreshed = reread_touched(provider, snapshot, saved_file.rereads, salt)
+            elif options.refresh:
+                refreshed = refresh_state(provider, snapshot, salt)
             plan = make_plan(configuration, snapshot, options, salt=salt, refresh=refreshed)
             if saved is not None:
                 check_saved_plan(
@@ -90,7 +112,7 @@ def run_apply(
                     click.echo(json.dumps({"type": "summary", "changes": 0}))
                 return 0
             if saved is None:
-                _confirm(
+                confirm(
                     auto_approve,
                     "destroy all of this capacity" if options.destroy else "apply these changes",
                 )
@@ -158,7 +180,7 @@ def run_apply(
 @click.option(
     "--refresh-only",
     is_flag=True,
-    help="Accept reality into state (arrives with `poolform drift`; refused for now).",
+    help="Accept what changed outside poolform into state; change no capacity.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line.")
 @click.option(

@@ -14,6 +14,7 @@ import click
 
 from reconciler.cli.apply_commands import apply, destroy
 from reconciler.cli.config_commands import effective, schema, validate
+from reconciler.cli.drift_commands import drift
 from reconciler.cli.import_commands import import_, local
 from reconciler.cli.plan_commands import graph, plan, show
 from reconciler.cli.state_commands import force_unlock, state
@@ -46,6 +47,7 @@ cli.add_command(show)
 cli.add_command(graph)
 cli.add_command(apply)
 cli.add_command(destroy)
+cli.add_command(drift)
 cli.add_command(state)
 cli.add_command(force_unlock)
 cli.add_command(import_)

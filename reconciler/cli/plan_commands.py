@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -16,6 +17,7 @@ from reconciler.gcpause import collector_paused
 if TYPE_CHECKING:
     from reconciler.loading import Configuration
     from reconciler.plan import Plan
+    from reconciler.plan.reread import Reread
 
 DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
 
@@ -41,6 +43,13 @@ def parse_timeout(text: str) -> float:
         raise PoolformError(f"--lock-timeout: {exc}") from None
 
 
+@dataclass(frozen=True)
+class ComputedPlan:
+    plan: Plan
+    configuration: Configuration
+    rereads: Reread | None  # what applying it as a saved plan re-reads (None: not refreshed)
+
+
 def compute_plan(
     directory: Path,
     *,
@@ -48,10 +57,9 @@ def compute_plan(
     targets: tuple[str, ...] = (),
     replace: tuple[str, ...] = (),
     refresh: bool = True,
-    refresh_only: bool = False,
     lock_timeout: float = 0.0,
-) -> tuple[Plan, Configuration]:
-    """Load, read state under the lock, plan. Returns (plan, configuration)."""
+) -> ComputedPlan:
+    """Load, read state under the lock, refresh, plan."""
     from reconciler.loading import load_configuration
     from reconciler.plan import PlanOptions, make_plan
     from reconciler.workspace import open_provider, open_state, refresh_state, secret_salt
@@ -64,11 +72,12 @@ def compute_plan(
             snapshot = backend.read()
     finally:
         backend.close()
+    salt = secret_salt(configuration, snapshot.lineage)
     refreshed = None
     if refresh:
         provider = open_provider(configuration)
         try:
-            refreshed = refresh_state(provider, snapshot)
+            refreshed = refresh_state(provider, snapshot, salt)
         finally:
             provider.close()
     options = PlanOptions(
@@ -76,12 +85,15 @@ def compute_plan(
         targets=targets,
         replace=replace,
         refresh=refresh,
-        refresh_only=refresh_only,
     )
-    salt = secret_salt(configuration, snapshot.lineage)
     with collector_paused():
         result = make_plan(configuration, snapshot, options, salt=salt, refresh=refreshed)
-    return result, configuration
+    rereads = None
+    if refreshed is not None:
+        from reconciler.plan.reread import plan_rereads
+
+        rereads = plan_rereads(result, snapshot, refreshed, salt)
+    return ComputedPlan(result, configuration, rereads)
 
 
 def emit(plan: Plan, as_json: bool, as_markdown: bool) -> None:
@@ -109,7 +121,7 @@ def emit(plan: Plan, as_json: bool, as_markdown: bool) -> None:
 @click.option(
     "--refresh-only",
     is_flag=True,
-    help="Accept reality into state (arrives with `poolform drift`; refused for now).",
+    help="Show what `apply --refresh-only` would accept into state (exit 2: drift).",
 )
 @click.option("--destroy", is_flag=True, help="Plan to delete everything in state.")
 @click.option(
@@ -135,21 +147,34 @@ def plan(
     """Show what apply would change: create, update in place, replace or delete."""
     if as_json and as_markdown:
         raise PoolformError("choose one of --json and --markdown")
-    result, _ = compute_plan(
+    if refresh_only:
+        from reconciler.cli.drift_commands import EXIT_DRIFT, detect, emit_drift
+
+        if out or destroy or targets or replace or not refresh:
+            raise PoolformError(
+                "--refresh-only plans no capacity changes: it takes no -out, --destroy, "
+                "--target, --replace or --no-refresh (run `poolform apply --refresh-only`)"
+            )
+        report = detect(directory, parse_timeout(lock_timeout))
+        emit_drift(report, as_json, as_markdown)
+        if report.drifted and not as_json:
+            click.echo("\n`poolform apply --refresh-only` would record these values in state.")
+        return EXIT_DRIFT if detailed_exitcode and report.has_drift else 0
+    computed = compute_plan(
         directory,
         destroy=destroy,
         targets=targets,
         replace=replace,
         refresh=refresh,
-        refresh_only=refresh_only,
         lock_timeout=parse_timeout(lock_timeout),
     )
+    result = computed.plan
     with collector_paused():
         emit(result, as_json, as_markdown)
     if out is not None:
         from reconciler.plan.planfile import write_plan
 
-        write_plan(result, out, directory)
+        write_plan(result, out, directory, computed.rereads)
         if not as_json:
             click.echo(
                 f"\nSaved the plan to {out}. Apply exactly these steps with: poolform apply {out}",
@@ -166,7 +191,7 @@ def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
     """Render a saved plan."""
     from reconciler.plan.planfile import read_plan
 
-    emit(read_plan(planfile)[0], as_json, as_markdown)
+    emit(read_plan(planfile).plan, as_json, as_markdown)
 
 
 @click.command()
@@ -179,5 +204,5 @@ def graph(directory: Path, fmt: str, destroy: bool) -> None:
     """The change graph as a picture: actions coloured, order visible."""
     from reconciler.render import render_dot, render_mermaid
 
-    result, _ = compute_plan(directory, destroy=destroy)
+    result = compute_plan(directory, destroy=destroy).plan
     click.echo(render_mermaid(result) if fmt == "mermaid" else render_dot(result))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from reconciler.drift.accept import accept_reality
+from reconciler.drift.model import ResourceDrift
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from reconciler.plan.diff import classify
@@ -11,7 +13,7 @@ from reconciler.plan.expand import DesiredResource, expand
 from reconciler.plan.graph import build_order
 from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
 from reconciler.plan.refresh import RefreshResult
-from state import StateSnapshot
+from state import ResourceRecord, StateSnapshot
 
 
 def _matches(address: str, pattern: str) -> bool:
@@ -65,13 +67,12 @@ def make_plan(
     refresh = refresh or RefreshResult()
     options = options or PlanOptions()
     if options.refresh_only:
-        # Accepting reality into state needs drift detection, which comes with the cloud
-        # providers; refusing is safer than running an ordinary plan under that name.
-        raise PoolformError(
-            "--refresh-only is not available yet: it arrives with `poolform drift`",
-            hint="`poolform plan` shows what refresh found (missing, adopted, untracked resources)",
-        )
+        raise PoolformError("a refresh-only run accepts reality into state and plans no changes")
     salt = salt if salt is not None else snapshot.lineage
+    drift = refresh.drift
+    if drift is not None:
+        # Diff against reality, so the plan restores what was changed by hand.
+        snapshot = accept_reality(snapshot, drift, salt, forget_deleted=False)
     desired = {} if options.destroy else expand(configuration, salt=salt)
     recorded = {r.address: r for r in snapshot}
     recorded_deps = {a: r.dependencies for a, r in recorded.items()}
@@ -107,6 +108,8 @@ def make_plan(
             change = _retitled(
                 change, "created by an interrupted apply: it will be adopted, not duplicated"
             )
+        elif drift is not None and (drifted := drift.get(address)) and resource is not None:
+            change = _restoring(change, drifted, resource, record)
         if record is not None and record.tainted and change.action in (Action.NOOP, Action.UPDATE):
             change = classify(
                 resource, record.attributes, address, resource_type, force_replace=True
@@ -139,17 +142,54 @@ def _cleanups(refresh: RefreshResult, options: PlanOptions) -> list[ResourceChan
         if options.targets and not any(_matches(orphan.address, t) for t in options.targets):
             continue
         suffix = "/".join(sorted(orphan.provider_ids.values()))
+        reason = (
+            "what is left of a resource deleted outside poolform: it will be deleted"
+            if orphan.address in refresh.missing
+            else "tagged with this state but recorded nowhere (left by an interrupted apply): "
+            "it will be deleted"
+        )
         cleanups.append(
             ResourceChange(
                 address=f"{orphan.address}#{suffix}",
                 resource_type=orphan.resource_type,
                 action=Action.DELETE,
-                reason="tagged with this state but recorded nowhere (left by an interrupted apply): "
-                "it will be deleted",
+                reason=reason,
                 cleanup_ids=dict(orphan.provider_ids),
             )
         )
     return cleanups
+
+
+def _restoring(
+    change: ResourceChange,
+    drifted: ResourceDrift,
+    resource: DesiredResource,
+    record: ResourceRecord | None,
+) -> ResourceChange:
+    """The change that undoes drift. A drifted attribute with no place in the record (a worker
+    pool's chosen instance type, a count outside the bounds) is restored by replacing or
+    resizing the resource, since a diff of the records cannot show it."""
+    names = ", ".join(a.attribute for a in drifted.attributes)
+    if change.action is Action.NOOP and record is not None:
+        only_count = all(a.attribute == "desired" for a in drifted.attributes)
+        if only_count:
+            return replace(
+                change,
+                action=Action.UPDATE,
+                update_kind="resize",
+                reason="the running count is outside the declared bounds: "
+                "it will be brought back inside them",
+            )
+        change = classify(
+            resource, record.attributes, resource.address, resource.resource_type,
+            force_replace=True,
+        )  # fmt: skip
+        return _retitled(
+            change, f"changed outside poolform ({names}): only a replacement restores it"
+        )
+    if change.action is Action.NOOP:
+        return change
+    return _retitled(change, f"changed outside poolform ({names}); {change.reason}")
 
 
 def _retitled(change: ResourceChange, reason: str) -> ResourceChange:

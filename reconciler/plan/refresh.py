@@ -7,16 +7,22 @@ all of it. Three findings feed the plan:
   died between the provider call and the state write) -> the create is re-run with that token
   and returns the existing resource;
 - orphans: tagged with this lineage, matching no record and no intent (e.g. the half-made copy
-  of an interrupted replacement) -> deleted, so nothing is left running unaccounted for.
+  of an interrupted replacement, or the launch template left of a group deleted by hand) ->
+  deleted, so nothing is left running unaccounted for.
+Drift (attributes changed behind poolform's back) is found from the same read: reconciler/drift.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from providers.protocol import TAG_TOKEN, Observed
 from state import StateSnapshot
+
+if TYPE_CHECKING:
+    from reconciler.drift.model import DriftReport
 
 
 @dataclass(frozen=True)
@@ -24,13 +30,20 @@ class RefreshResult:
     missing: frozenset[str] = frozenset()
     adoptable: frozenset[str] = frozenset()
     orphans: tuple[Observed, ...] = ()
+    drift: DriftReport | None = None  # attribute drift of the resources that exist
+    observed: tuple[Observed, ...] = ()  # what the provider reported
 
 
-def _same(observed: Observed, recorded_ids: dict[str, str]) -> bool:
+def is_same_resource(recorded_ids: Mapping[str, str], observed: Observed) -> bool:
+    """Whether `observed` is the recorded resource. An instance group is its group: a launch
+    template whose group was deleted is what is left of it, not the resource."""
+    if "group" in recorded_ids:
+        return observed.provider_ids.get("group") == recorded_ids["group"]
     return any(recorded_ids.get(key) == value for key, value in observed.provider_ids.items())
 
 
 def match_observed(snapshot: StateSnapshot, observed: Iterable[Observed]) -> RefreshResult:
+    observed = list(observed)
     by_address: dict[str, list[Observed]] = {}
     for item in observed:
         by_address.setdefault(item.address, []).append(item)
@@ -38,16 +51,19 @@ def match_observed(snapshot: StateSnapshot, observed: Iterable[Observed]) -> Ref
     adoptable: set[str] = set()
     orphans: list[Observed] = []
     for record in snapshot:
-        if not any(_same(o, dict(record.provider_ids)) for o in by_address.get(record.address, ())):
+        found = by_address.get(record.address, ())
+        if not any(is_same_resource(record.provider_ids, o) for o in found):
             missing.add(record.address)
     for address, items in sorted(by_address.items()):
         recorded = snapshot.get(address)
         intent = snapshot.intents.get(address)
         for item in items:
-            if recorded is not None and _same(item, dict(recorded.provider_ids)):
+            if recorded is not None and is_same_resource(recorded.provider_ids, item):
                 continue
             if intent is not None and item.tags.get(TAG_TOKEN) == intent.token:
                 adoptable.add(address)
                 continue
             orphans.append(item)
-    return RefreshResult(frozenset(missing), frozenset(adoptable), tuple(orphans))
+    return RefreshResult(
+        frozenset(missing), frozenset(adoptable), tuple(orphans), observed=tuple(observed)
+    )

@@ -141,19 +141,3 @@ def test_lock_holder_is_named_when_the_state_is_locked(run, quickstart: Path) ->
     backend.close()
     assert result.code == 1
     assert "alice@ci" in result.err and held.lock_id in result.err
-
-
-def test_refresh_only_is_refused_rather_than_run_as_an_ordinary_plan(run, quickstart: Path) -> None:
-    for command in ("plan", "apply"):
-        result = run(
-            command,
-            quickstart,
-            "--refresh-only",
-            "--auto-approve" if command == "apply" else "--json",
-        )
-        assert result.code == 1
-        assert "--refresh-only is not available yet" in result.err
-    assert (
-        not (quickstart / ".poolform" / "local-cloud.db").exists()
-        or run("state", "list", "--dir", quickstart).out == ""
-    )

@@ -1,0 +1,107 @@
+"""Drift reports as terminal text and as Markdown for an issue or a chat message. Pure.
+
+Sensitive values are never shown: an attribute marked sensitive prints `(sensitive)` on both
+sides, and any salted hash inside a value is masked like in plans.
+"""
+
+from __future__ import annotations
+
+from reconciler.drift.model import DELETED, AttributeDrift, DriftReport
+from reconciler.render.common import SENSITIVE, fmt
+
+FOOTER = (
+    "`poolform plan` shows the change that restores the configuration; "
+    "`poolform apply --refresh-only` accepts reality into state instead."
+)
+MARKDOWN_LIMIT = 60_000
+
+
+def _values(change: AttributeDrift) -> tuple[str, str]:
+    if change.sensitive:
+        return SENSITIVE, "(sensitive, changed)"
+    return fmt(change.expected), fmt(change.actual)
+
+
+def _ids(ids: dict[str, str]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(ids.items()))
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
+def _headline(report: DriftReport) -> str:
+    if not report.has_drift:
+        return (
+            f"No drift: {_count(report.checked, 'managed resource')} checked, all as recorded "
+            "(a count the scheduler moved inside its bounds is not drift)."
+        )
+    parts = [f"{_count(len(report.drifted), 'managed resource')} drifted"]
+    if report.unmanaged:
+        parts.append(
+            f"{_count(len(report.unmanaged), 'unmanaged resource')} with this state's tags"
+        )
+    return f"Drift found: {', '.join(parts)} (checked {report.checked})."
+
+
+def render_drift_text(report: DriftReport) -> str:
+    lines = [_headline(report), ""]
+    for drift in report.drifted:
+        symbol = "-" if drift.status == DELETED else "~"
+        lines.append(f"  {symbol} {drift.address}  ({drift.reason})")
+        for change in drift.attributes:
+            expected, actual = _values(change)
+            lines.append(
+                f"      {change.attribute}: expected {expected}, actual {actual}"
+                f"  [owned by the {change.owner}]"
+            )
+    if report.unmanaged:
+        lines += ["", "Unmanaged (tagged with this state, recorded nowhere):"]
+        lines += [f"  ? {u.address}  ({_ids(u.provider_ids)})" for u in report.unmanaged]
+    if report.notes:
+        lines += ["", "Not drift:"]
+        lines += [f"  {n.address}: {n.message}" for n in report.notes]
+    if report.has_drift:
+        lines += ["", FOOTER.replace("`", "")]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_drift_markdown(report: DriftReport) -> str:
+    icon = ":warning:" if report.has_drift else ":white_check_mark:"
+    out = [f"### {icon} poolform drift", "", _headline(report), ""]
+    if report.drifted:
+        out += [
+            "| resource | status | attribute | expected | actual | owner |",
+            "| --- | --- | --- | --- | --- | --- |",
+        ]
+        for drift in report.drifted:
+            if not drift.attributes:
+                out.append(f"| `{drift.address}` | {drift.status} | | | | |")
+            for change in drift.attributes:
+                expected, actual = _values(change)
+                out.append(
+                    f"| `{drift.address}` | {drift.status} | `{change.attribute}` "
+                    f"| `{_cell(expected)}` | `{_cell(actual)}` | {change.owner} |"
+                )
+        out.append("")
+    if report.unmanaged:
+        out += ["**Unmanaged** (tagged with this state, recorded nowhere):", ""]
+        out += [f"- `{u.address}`: {_cell(_ids(u.provider_ids))}" for u in report.unmanaged]
+        out.append("")
+    if report.notes:
+        out += [f"<details><summary>Not drift ({len(report.notes)})</summary>", ""]
+        out += [f"- `{n.address}`: {_cell(n.message)}" for n in report.notes]
+        out += ["", "</details>", ""]
+    if report.has_drift:
+        out += [FOOTER, ""]
+    text = "\n".join(out)
+    if len(text) > MARKDOWN_LIMIT:
+        cut = text[:MARKDOWN_LIMIT].rsplit("\n", 1)[0]
+        text = (
+            f"{cut}\n\n_Cut at {MARKDOWN_LIMIT:,} characters: `poolform drift --json` has all._\n"
+        )
+    return text
