@@ -1,0 +1,244 @@
+"""The one place GCP errors become poolform's: every SDK call and operation wait passes here.
+
+`Boundary.call` counts the request (`api_calls`), retries throttling and 5xx with exponential
+backoff and jitter, and translates what is left into a `ProviderError`:
+
+- 429 / 500 / 502 / 503 / 504, DeadlineExceeded, connection errors      -> RETRYABLE
+- ZONE_RESOURCE_POOL_EXHAUSTED(_WITH_DETAILS), QUOTA_EXCEEDED, stockouts -> CAPACITY, with the
+  cloud's message; on a spot machine type the message says spot capacity ran out
+- 404                                                                    -> NOT_FOUND
+- everything else (bad request, permission, credentials)                 -> PERMANENT
+
+The client library's own retries are switched off (`retry=None` on every call), so each request
+is counted exactly once and retried only by the rules above.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import random
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import google.auth.exceptions as auth_exceptions
+import requests
+from google.api_core import exceptions as api
+
+from providers.protocol import ErrorKind, ProviderError
+
+T = TypeVar("T")
+
+# Error codes (operation errors, instance-creation errors) and reasons (HTTP errors) that mean
+# the cloud has no room for what was asked: waiting or another zone/market helps, retrying
+# the same call at once does not.
+CAPACITY_CODES = frozenset(
+    {
+        "ZONE_RESOURCE_POOL_EXHAUSTED",
+        "ZONE_RESOURCE_POOL_EXHAUSTED_WITH_DETAILS",
+        "REGION_RESOURCE_POOL_EXHAUSTED",
+        "RESOURCE_POOL_EXHAUSTED",
+        "QUOTA_EXCEEDED",
+        "quotaExceeded",
+        "RESOURCE_EXHAUSTED",
+        "STOCKOUT",
+        "UNSUPPORTED_OPERATION_SPOT_STOCKOUT",
+    }
+)
+THROTTLE_REASONS = frozenset({"rateLimitExceeded", "userRateLimitExceeded", "RATE_LIMIT_EXCEEDED"})
+RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+NOT_FOUND_CODES = frozenset({"RESOURCE_NOT_FOUND", "notFound"})
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the current call is about, for messages: set by `Boundary.about`."""
+
+    address: str | None = None
+    spot: bool = False
+
+
+_NOWHERE = Context()
+_context: contextvars.ContextVar[Context] = contextvars.ContextVar(
+    "gcp_call",
+    default=_NOWHERE,  # frozen: a shared default is safe
+)
+
+
+def _capacity_message(message: str) -> str:
+    context = _context.get()
+    if context.spot:
+        return f"spot capacity unavailable (GCE has no spot VMs of this type to give): {message}"
+    return message
+
+
+def _kind_of(codes: Iterable[str], status: int | None) -> ErrorKind:
+    codes = set(codes)
+    if codes & CAPACITY_CODES:
+        return ErrorKind.CAPACITY
+    if codes & THROTTLE_REASONS or (status is not None and status in RETRYABLE_STATUS):
+        return ErrorKind.RETRYABLE
+    if status == 404 or codes & NOT_FOUND_CODES:
+        return ErrorKind.NOT_FOUND
+    return ErrorKind.PERMANENT
+
+
+def translate(error: BaseException) -> ProviderError:
+    """Any exception an SDK call raises, as a ProviderError."""
+    address = _context.get().address
+    if isinstance(error, ProviderError):
+        return error
+    if isinstance(error, api.GoogleAPICallError):
+        reasons = [str(e.get("reason", "")) for e in error.errors or () if isinstance(e, dict)]
+        if error.reason:
+            reasons.append(error.reason)
+        status = error.code if isinstance(error.code, int) else None
+        kind = _kind_of(reasons, status)
+        if kind is ErrorKind.PERMANENT and isinstance(error, api.ResourceExhausted):
+            kind = ErrorKind.CAPACITY
+        if isinstance(error, api.DeadlineExceeded | api.ServiceUnavailable | api.ServerError):
+            kind = ErrorKind.CAPACITY if kind is ErrorKind.CAPACITY else ErrorKind.RETRYABLE
+        message = f"GCE {status or ''} {error.message}".replace("  ", " ")
+        if kind is ErrorKind.CAPACITY:
+            message = _capacity_message(message)
+        return ProviderError(kind, message, address=address)
+    if isinstance(error, api.RetryError | requests.ConnectionError | requests.Timeout):
+        return ProviderError(ErrorKind.RETRYABLE, f"GCE unreachable: {error}", address=address)
+    if isinstance(error, ConnectionError | TimeoutError | auth_exceptions.TransportError):
+        return ProviderError(ErrorKind.RETRYABLE, f"GCE unreachable: {error}", address=address)
+    if isinstance(error, auth_exceptions.GoogleAuthError):
+        return ProviderError(
+            ErrorKind.PERMANENT,
+            f"GCP credentials: {error} (run `gcloud auth application-default login` or set "
+            "GOOGLE_APPLICATION_CREDENTIALS)",
+            address=address,
+        )
+    return ProviderError(ErrorKind.PERMANENT, f"GCE call failed: {error!r}", address=address)
+
+
+def translate_operation(operation: Any) -> ProviderError | None:
+    """A finished operation's error (error.errors[].code/message, httpErrorStatusCode), if any."""
+    errors = list(operation.error.errors) if operation.error else []
+    if not errors:
+        return None
+    codes = [e.code for e in errors]
+    status = operation.http_error_status_code or None
+    kind = _kind_of(codes, status)
+    detail = "; ".join(f"{e.code}: {e.message}" for e in errors)
+    message = f"GCE operation {operation.operation_type or ''} on {operation.target_link}: {detail}"
+    if kind is ErrorKind.CAPACITY:
+        message = _capacity_message(message)
+    return ProviderError(kind, message, address=_context.get().address)
+
+
+def translate_instance_errors(group: str, errors: list[dict[str, Any]]) -> ProviderError:
+    """A group's instance-creation errors (listErrors), e.g. a zone out of GPUs."""
+    pairs = [
+        ((e.get("error") or {}).get("code", ""), (e.get("error") or {}).get("message", ""))
+        for e in errors
+    ]
+    kind = _kind_of([code for code, _ in pairs], None)
+    if kind is ErrorKind.NOT_FOUND:
+        kind = ErrorKind.PERMANENT  # a missing image or network: the group exists
+    detail = "; ".join(dict.fromkeys(f"{code}: {message}" for code, message in pairs))
+    message = f"GCE could not create instances of group {group}: {detail}"
+    if kind is ErrorKind.CAPACITY:
+        message = _capacity_message(message)
+    return ProviderError(kind, message, address=_context.get().address)
+
+
+@contextlib.contextmanager
+def translating() -> Iterator[None]:
+    try:
+        yield
+    except ProviderError:
+        raise
+    except Exception as error:
+        raise translate(error) from error
+
+
+class Boundary:
+    """Counts, retries and translates every request the provider sends."""
+
+    def __init__(
+        self,
+        retries: int,
+        sleep: Callable[[float], None] = time.sleep,
+        jitter: Callable[[], float] = random.random,
+    ):
+        self.api_calls: Counter[str] = Counter()
+        self.retries = retries
+        self._sleep = sleep
+        self._jitter = jitter
+        self._lock = threading.Lock()
+
+    @contextlib.contextmanager
+    def about(self, address: str | None, *, spot: bool = False) -> Iterator[None]:
+        """Errors inside name this resource (and say `spot` when its capacity ran out)."""
+        token = _context.set(Context(address, spot))
+        try:
+            yield
+        except ProviderError as error:
+            error.address = error.address or address
+            raise
+        finally:
+            _context.reset(token)
+
+    def count(self, method: str, requests_sent: int = 1) -> None:
+        with self._lock:
+            self.api_calls[method] += requests_sent
+
+    def call(self, method: str, send: Callable[[], T], *, conflict_ok: bool = False) -> T | None:
+        """One request, retried while RETRYABLE. `conflict_ok`: a 409 (already exists, made by
+        an earlier attempt with the same deterministic name) returns None instead of raising."""
+        attempt = 0
+        while True:
+            self.count(method)
+            try:
+                with translating():
+                    try:
+                        return send()
+                    except api.Conflict:
+                        if conflict_ok:
+                            return None
+                        raise
+            except ProviderError as error:
+                if error.kind is not ErrorKind.RETRYABLE or attempt >= self.retries:
+                    raise
+                self._sleep(min(8.0, 0.5 * 2**attempt) * (0.5 + self._jitter()))
+                attempt += 1
+
+    def must(self, method: str, send: Callable[[], T]) -> T:
+        result = self.call(method, send)
+        assert result is not None  # only conflict_ok calls return None
+        return result
+
+    def pages(self, method: str, send: Callable[[], Any]) -> list[Any]:
+        """Every item of a paginated list; each page is a request, counted. A failure part way
+        retries the whole list (list calls are safe to repeat)."""
+
+        def collect() -> list[Any]:
+            pager = send()  # the first page is fetched here
+            items: list[Any] = []
+            for index, page in enumerate(pager.pages):
+                if index:
+                    self.count(method)
+                items.extend(_page_items(page))
+            return items
+
+        return self.must(method, collect)
+
+
+def _page_items(page: Any) -> list[Any]:
+    """A list page's items; an aggregated list's page maps scopes to scoped lists."""
+    items = page.items
+    if hasattr(items, "items") and callable(items.items):  # aggregated: {scope: scoped list}
+        found: list[Any] = []
+        for _scope, scoped in items.items():
+            found.extend(getattr(scoped, "instances", []))
+        return found
+    return list(items)

@@ -1,0 +1,177 @@
+"""GcpProvider: poolform's capacity on Google Compute Engine, through google-cloud-compute.
+
+A machine type (and a worker pool) is an instance template plus a regional managed instance
+group with a mode-OFF autoscaler holding its bounds (see groups.py, template.py, names.py).
+Control-plane resources (compute configs, resource pools, subject policies) are poolform's own
+objects, not GCE's: they live in an embedded local provider beside the state, and `list` /
+`read` merge both.
+
+`api_calls` counts every request sent to GCE by REST method name (`instances.aggregatedList`,
+`regionOperations.wait`, ...), retries included.
+"""
+
+from __future__ import annotations
+
+import builtins
+import os
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from providers.catalog import CATALOG
+from providers.local import LocalProvider
+from providers.protocol import (
+    ErrorKind,
+    Observed,
+    ProviderError,
+    ResourceRef,
+    ResourceSpec,
+    RollingSpec,
+)
+from providers.shapes import CONTROL_PLANE_TYPES, Shape, shape_of
+
+from .clients import Clients, OperationWaiter
+from .compute import Compute
+from .errors import Boundary
+from .groups import Groups
+from .names import label_filter, name_filter
+from .observe import assemble, snapshot_lineage, snapshot_names
+from .settings import GcpSettings
+
+
+class GcpProvider:
+    name = "gcp"
+
+    def __init__(
+        self,
+        settings: Mapping[str, Any] | None = None,
+        state_dir: Path | str = ".poolform",
+        *,
+        region: str | None = None,
+        environ: Mapping[str, str] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        environ = os.environ if environ is None else environ
+        self.settings = GcpSettings.parse(settings or {}, region, environ)
+        self.boundary = Boundary(self.settings.retries, sleep=sleep)
+        self.clients = Clients(self.settings)
+        waiter = OperationWaiter(self.clients, self.boundary, self.settings, sleep=sleep)
+        self.compute = Compute(self.clients, self.boundary, waiter, self.settings)
+        self.groups = Groups(self.compute, self.settings, sleep=sleep)
+        self.control = LocalProvider(settings={}, state_dir=state_dir, environ={})
+
+    @property
+    def api_calls(self) -> Counter[str]:
+        return self.boundary.api_calls
+
+    # -- the protocol --------------------------------------------------------------------------
+
+    def list(self, lineage: str) -> list[Observed]:
+        with self.boundary.about(None):
+            snap = snapshot_lineage(self.compute, name_filter(lineage), label_filter(lineage))
+            found = assemble(self.compute, snap, lineage)
+        return _sorted(found + self.control.list(lineage))
+
+    def read(self, refs: Sequence[ResourceRef]) -> builtins.list[Observed]:
+        control = [r for r in refs if r.resource_type in CONTROL_PLANE_TYPES]
+        cloud = [r for r in refs if r.resource_type not in CONTROL_PLANE_TYPES]
+        groups = [r.provider_ids["group"] for r in cloud if r.provider_ids.get("group")]
+        templates = [r.provider_ids["template"] for r in cloud if r.provider_ids.get("template")]
+        found: builtins.list[Observed] = []
+        if groups or templates:
+            with self.boundary.about(None):
+                snap = snapshot_names(self.compute, groups, templates)
+                asked = set(groups) | set(templates)
+                found = [
+                    o
+                    for o in assemble(self.compute, snap, None)
+                    if asked & set(o.provider_ids.values())
+                ]
+        return _sorted(found + (self.control.read(control) if control else []))
+
+    def create(self, spec: ResourceSpec) -> Observed:
+        if spec.resource_type in CONTROL_PLANE_TYPES:
+            return self.control.create(spec)
+        shape = self._shape(spec)
+        with self.boundary.about(spec.address, spot=shape.market == "SPOT"):
+            return self.groups.create(spec, shape)
+
+    def update(self, spec: ResourceSpec, ids: Mapping[str, str]) -> Observed:
+        if spec.resource_type in CONTROL_PLANE_TYPES:
+            return self.control.update(spec, ids)
+        shape = self._shape(spec)
+        with self.boundary.about(spec.address, spot=shape.market == "SPOT"):
+            return self.groups.resize(spec, shape, ids)
+
+    def replace(self, spec: ResourceSpec, ids: Mapping[str, str], rolling: RollingSpec) -> Observed:
+        if spec.resource_type in CONTROL_PLANE_TYPES:
+            return self.control.replace(spec, ids, rolling)
+        shape = self._shape(spec)
+        with self.boundary.about(spec.address, spot=shape.market == "SPOT"):
+            return self.groups.replace(spec, shape, ids, rolling)
+
+    def delete(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
+        if resource_type in CONTROL_PLANE_TYPES:
+            self.control.delete(address, resource_type, ids)
+            return
+        with self.boundary.about(address):
+            if not self.groups.delete(address, ids):
+                shown = ", ".join(f"{k} {v}" for k, v in sorted(ids.items())) or "no ids"
+                raise ProviderError(ErrorKind.NOT_FOUND, f"{shown}: not found", address=address)
+
+    def import_resource(
+        self, address: str, resource_type: str, provider_id: str, tags: Mapping[str, str]
+    ) -> Observed:
+        if resource_type in CONTROL_PLANE_TYPES:
+            return self.control.import_resource(address, resource_type, provider_id, tags)
+        # A group's description is fixed at insert and its name is what list filters on, so a
+        # group made outside poolform cannot be marked as this state's in place.
+        raise ProviderError(
+            ErrorKind.PERMANENT,
+            f"import of a GCP {resource_type} is not supported: poolform finds its groups by "
+            "name and by the description set when they are made; let poolform create the "
+            "group and delete the old one",
+            address=address,
+        )
+
+    def close(self) -> None:
+        self.clients.close()
+        self.control.close()
+
+    # -- shapes --------------------------------------------------------------------------------
+
+    def _shape(self, spec: ResourceSpec) -> Shape:
+        shape = shape_of(spec, catalog_only=False)
+        if spec.resource_type == "worker_pool":
+            _check_worker_pool(spec, shape)
+        return shape
+
+
+def _check_worker_pool(spec: ResourceSpec, shape: Shape) -> None:
+    """What a GCE group can do for a SkyPilot-style worker pool: run `setup` (with `envs`) as
+    the startup script of identical VMs. Secrets would land in instance metadata, readable by
+    anyone who can read the project's templates, and files have no place to come from."""
+
+    def refuse(message: str) -> ProviderError:
+        return ProviderError(ErrorKind.PERMANENT, message, address=spec.address)
+
+    if spec.attributes.get("secrets"):
+        raise refuse(
+            "a GCP worker pool cannot take `secrets`: they would be stored in plain text in "
+            "the instance template's metadata; use Secret Manager from `setup` instead"
+        )
+    for key in ("workdir", "file_mounts"):
+        if spec.attributes.get(key):
+            raise refuse(f"a GCP worker pool cannot take `{key}`: there is nowhere to copy from")
+    known = CATALOG.get(shape.instance_type)
+    if known is not None and known.provider != "gcp":
+        raise refuse(
+            f"the worker pool's resources resolve to {shape.instance_type}, not a GCE machine "
+            "type: name one in `resources.instance_type` (e.g. n2-standard-4)"
+        )
+
+
+def _sorted(items: list[Observed]) -> list[Observed]:
+    return sorted(items, key=lambda o: (o.address, sorted(o.provider_ids.items())))
