@@ -140,3 +140,31 @@ def set_idle(state_dir: Path | str, instance_id: str, idle: bool) -> None:
         )
         if updated.rowcount == 0:
             raise ProviderError(ErrorKind.NOT_FOUND, f"no running instance {instance_id}")
+
+
+def set_group_size(
+    state_dir: Path | str,
+    address: str,
+    *,
+    desired: int | None = None,
+    min_size: int | None = None,
+    max_size: int | None = None,
+) -> dict[str, Any]:
+    """Change a group's numbers by hand: `desired` as the scheduler moves it, the bounds as
+    someone in a cloud console would. Only the numbers change; no instance is launched."""
+    with _cloud(state_dir).write() as conn:
+        row = conn.execute(
+            "SELECT * FROM groups WHERE address = ? ORDER BY rowid DESC LIMIT 1", (address,)
+        ).fetchone()
+        if row is None:
+            raise ProviderError(ErrorKind.NOT_FOUND, f"no instance group for {address}")
+        values = {
+            "desired": row["desired"] if desired is None else desired,
+            "min_size": row["min_size"] if min_size is None else min_size,
+            "max_size": row["max_size"] if max_size is None else max_size,
+        }
+        conn.execute(
+            "UPDATE groups SET desired = ?, min_size = ?, max_size = ? WHERE id = ?",
+            (values["desired"], values["min_size"], values["max_size"], row["id"]),
+        )
+    return {"group": row["id"], "address": address, **values}

@@ -143,3 +143,27 @@ def local_delete_group(address: str, directory: Path) -> None:
 
     delete_group(directory / ".poolform", address)
     click.echo(f"Deleted the group of {address}.")
+
+
+@local.command("resize-group")
+@click.argument("address")
+@click.option("--desired", type=int, help="Instances wanted, as the scheduler would set it.")
+@click.option("--min", "min_size", type=int, help="A new lower bound, as a console edit.")
+@click.option("--max", "max_size", type=int, help="A new upper bound, as a console edit.")
+@DIR_OPTION
+def local_resize_group(
+    address: str,
+    desired: int | None,
+    min_size: int | None,
+    max_size: int | None,
+    directory: Path,
+) -> None:
+    """Change a group's wanted count or bounds by hand."""
+    from providers.local.admin import set_group_size
+
+    done = set_group_size(
+        directory / ".poolform", address, desired=desired, min_size=min_size, max_size=max_size
+    )
+    click.echo(
+        f"{address}: desired {done['desired']}, bounds {done['min_size']}..{done['max_size']}."
+    )

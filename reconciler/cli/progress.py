@@ -15,8 +15,9 @@ DONE = {"create": "Created", "update": "Updated", "replace": "Replaced", "delete
 class PlainReporter:
     """One line per event; what CI logs and pipes see."""
 
-    def __init__(self, stream: TextIO = sys.stdout):
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None):
+        # Resolved now, not at import: main(argv) may run many times under other stdouts.
+        self.stream = stream or sys.stdout
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:
@@ -43,8 +44,9 @@ class PlainReporter:
 class JsonReporter:
     """One JSON object per line (`apply --json`), with a timestamp."""
 
-    def __init__(self, stream: TextIO = sys.stdout):
-        self.stream = stream
+    def __init__(self, stream: TextIO | None = None):
+        # Resolved now, not at import: main(argv) may run many times under other stdouts.
+        self.stream = stream or sys.stdout
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 FORMAT_VERSION = "1.0"
 REASON_NEW = "not yet created"  # the plain create; any other create reason is worth showing
+REASON_DRIFT = "changed outside poolform"  # how the reason of a change that undoes drift begins
 
 
 class Action(enum.StrEnum):

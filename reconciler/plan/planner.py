@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from reconciler.drift.accept import accept_reality
-from reconciler.drift.model import ResourceDrift
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from reconciler.plan.diff import classify
 from reconciler.plan.expand import DesiredResource, expand
 from reconciler.plan.graph import build_order
-from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
+from reconciler.plan.model import REASON_DRIFT, Action, Plan, PlanOptions, ResourceChange
 from reconciler.plan.refresh import RefreshResult
 from state import ResourceRecord, StateSnapshot
+
+if TYPE_CHECKING:
+    from reconciler.drift.model import ResourceDrift
 
 
 def _matches(address: str, pattern: str) -> bool:
@@ -71,7 +73,10 @@ def make_plan(
     salt = salt if salt is not None else snapshot.lineage
     drift = refresh.drift
     if drift is not None:
-        # Diff against reality, so the plan restores what was changed by hand.
+        # Diff against reality, so the plan restores what was changed by hand. (Imported here:
+        # drift builds on this package's refresh and expansion.)
+        from reconciler.drift.accept import accept_reality
+
         snapshot = accept_reality(snapshot, drift, salt, forget_deleted=False)
     desired = {} if options.destroy else expand(configuration, salt=salt)
     recorded = {r.address: r for r in snapshot}
@@ -177,19 +182,17 @@ def _restoring(
                 change,
                 action=Action.UPDATE,
                 update_kind="resize",
-                reason="the running count is outside the declared bounds: "
-                "it will be brought back inside them",
+                reason=f"{REASON_DRIFT} (desired): the running count is outside the declared "
+                "bounds and will be brought back inside them",
             )
         change = classify(
             resource, record.attributes, resource.address, resource.resource_type,
             force_replace=True,
         )  # fmt: skip
-        return _retitled(
-            change, f"changed outside poolform ({names}): only a replacement restores it"
-        )
+        return _retitled(change, f"{REASON_DRIFT} ({names}): only a replacement restores it")
     if change.action is Action.NOOP:
         return change
-    return _retitled(change, f"changed outside poolform ({names}); {change.reason}")
+    return _retitled(change, f"{REASON_DRIFT} ({names}); {change.reason}")
 
 
 def _retitled(change: ResourceChange, reason: str) -> ResourceChange:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reconciler.plan.model import REASON_NEW, Action, Plan, ResourceChange
+from reconciler.plan.model import REASON_DRIFT, REASON_NEW, Action, Plan, ResourceChange
 from reconciler.render.common import (
     KNOWN_AFTER_APPLY,
     LEGEND,
@@ -79,9 +79,12 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
     paint = paint or _painter(False)
     symbol = change.symbol
     lines = [paint(f"  # {change.address} {header_phrase(change)}", "#")]
-    # A create says why only when it is not simply new (recreated, adopted after a crash).
-    if change.action is Action.DELETE or (
-        change.action is Action.CREATE and change.reason != REASON_NEW
+    # A create says why only when it is not simply new (recreated, adopted after a crash); an
+    # update says why when it undoes drift.
+    if (
+        change.action is Action.DELETE
+        or (change.action is Action.CREATE and change.reason != REASON_NEW)
+        or (change.action is Action.UPDATE and change.reason.startswith(REASON_DRIFT))
     ):
         lines.append(f"  # (because {change.reason})")
     head = f'{paint(symbol.rjust(3), symbol)} {change.resource_type} "{change.address}" {{'
