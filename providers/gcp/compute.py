@@ -215,13 +215,16 @@ class Compute:
     # -- instances (made by the groups; only read) ---------------------------------------------
 
     def list_instances(self, filter_: str) -> list[Json]:
-        """Every zone's instances matching the filter: one aggregated list, paged."""
+        """Every zone's instances matching the filter (name and status): one aggregated list,
+        paged."""
         request = compute_v1.AggregatedListInstancesRequest(
             project=self.project,
             filter=filter_,
             max_results=self.page_size,
         )
-        return self._list(
+        found = self.boundary.pages(
             "instances.aggregatedList",
             lambda: self.c.instances.aggregated_list(request=request, retry=None),
         )
+        # only what refresh counts: converting every instance to a dict costs more than the call
+        return [{"name": i.name, "status": i.status} for i in found]

@@ -98,7 +98,8 @@ def translate(error: BaseException) -> ProviderError:
             reasons.append(error.reason)
         status = error.code if isinstance(error.code, int) else None
         kind = _kind_of(reasons, status)
-        if kind is ErrorKind.PERMANENT and isinstance(error, api.ResourceExhausted):
+        if isinstance(error, api.ResourceExhausted) and not THROTTLE_REASONS & set(reasons):
+            # gRPC's RESOURCE_EXHAUSTED (REST's 429 arrives as TooManyRequests, its base class)
             kind = ErrorKind.CAPACITY
         if isinstance(error, api.DeadlineExceeded | api.ServiceUnavailable | api.ServerError):
             kind = ErrorKind.CAPACITY if kind is ErrorKind.CAPACITY else ErrorKind.RETRYABLE

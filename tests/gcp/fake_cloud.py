@@ -72,6 +72,7 @@ class FakeCloud:
     exhausted: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     stuck: set[str] = field(default_factory=set)
     errors: dict[str, list[Json]] = field(default_factory=dict)  # group -> listErrors items
+    by_group: dict[str, dict[str, Json]] = field(default_factory=dict)  # group -> its instances
     lock: threading.RLock = field(default_factory=threading.RLock)
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1000))
 
@@ -84,6 +85,7 @@ class FakeCloud:
             self.log.clear()
             self.stuck.clear()
             self.errors.clear()
+            self.by_group.clear()
 
     # -- test controls -------------------------------------------------------------------------
 
@@ -197,7 +199,11 @@ class FakeCloud:
         return str(url).rsplit("/", 1)[-1]
 
     def members(self, group: Json) -> list[Json]:
-        return [i for i in self.instances.values() if i["_group"] == group["name"]]
+        return list(self.by_group.get(group["name"], {}).values())
+
+    def _drop(self, instance: Json) -> None:
+        del self.instances[instance["name"]]
+        del self.by_group[instance["_group"]][instance["name"]]
 
     def zones(self, group: Json) -> list[str]:
         policy = group.get("distributionPolicy") or {}
@@ -210,7 +216,7 @@ class FakeCloud:
         surplus = len(members) - target
         outdated = [m for m in members if m["_template"] != self.template_of(group)]
         for doomed in (outdated + [m for m in members if m not in outdated])[: max(0, surplus)]:
-            del self.instances[doomed["name"]]
+            self._drop(doomed)
         for _ in range(target - len(members)):
             if not self._launch(group):
                 break
@@ -247,6 +253,7 @@ class FakeCloud:
             "_group": group["name"],
             "_template": template["name"],
         }
+        self.by_group.setdefault(group["name"], {})[name] = self.instances[name]
         return True
 
     def advance(self, group: Json) -> None:
@@ -256,7 +263,7 @@ class FakeCloud:
             return
         outdated = [m for m in self.members(group) if m["_template"] != self.template_of(group)]
         for doomed in outdated[: rolling["batch"]]:
-            del self.instances[doomed["name"]]
+            self._drop(doomed)
         self._fit(group)
         if not any(m["_template"] != self.template_of(group) for m in self.members(group)):
             group.pop("_rolling")
