@@ -1,0 +1,161 @@
+"""The AWS provider's settings (the Cluster's `provider_settings`) and its SDK clients.
+
+Credentials, region and endpoint come from the standard AWS chain, never from settings, state
+or plans: AWS_ACCESS_KEY_ID / AWS_PROFILE / ~/.aws / roles for credentials, AWS_ENDPOINT_URL for
+an endpoint (a moto server or LocalStack works with no code change). The Cluster's `region`
+wins over AWS_DEFAULT_REGION when given.
+
+image_id                  AMI for templates whose advanced_instance_config has no ImageId
+subnet_ids                list of subnets (VPCZoneIdentifier); without it, groups go to the
+                          declared `zones`, or every available zone of the region
+capacity_timeout          seconds to wait for the instances a change launches (default 600,
+                          0: don't wait); a failed launch before then is a CAPACITY error
+instance_refresh_timeout  seconds to wait for a rolling instance refresh (default 3600)
+instance_warmup           seconds an instance refresh waits after each new instance
+poll_interval             seconds between polls while waiting (default 5)
+max_attempts              HTTP attempts per call, retries included (default 3); the apply
+                          walker retries whole changes on top of that
+"""
+
+from __future__ import annotations
+
+import difflib
+import threading
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import botocore.loaders
+import botocore.session
+from botocore.config import Config
+
+from providers.protocol import ErrorKind, ProviderError
+
+from .errors import translate
+
+_KEYS = (
+    "image_id",
+    "subnet_ids",
+    "capacity_timeout",
+    "instance_refresh_timeout",
+    "instance_warmup",
+    "poll_interval",
+    "max_attempts",
+)
+
+
+def _bad(message: str) -> ProviderError:
+    return ProviderError(ErrorKind.PERMANENT, f"aws provider settings: {message}")
+
+
+def _number(settings: Mapping[str, Any], key: str, default: float, low: float) -> float:
+    value = settings.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise _bad(f"{key} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise _bad(f"{key} must be a number, got {value!r}") from None
+    if number < low:
+        raise _bad(f"{key} must be at least {low:g}, got {value!r}")
+    return number
+
+
+def _strings(value: Any, key: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(part.strip() for part in value.split(",") if part.strip())
+    if isinstance(value, list | tuple) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    raise _bad(f"{key} must be a list of strings, got {value!r}")
+
+
+@dataclass(frozen=True)
+class AwsSettings:
+    image_id: str | None = None
+    subnet_ids: tuple[str, ...] = ()
+    capacity_timeout: float = 600.0
+    instance_refresh_timeout: float = 3600.0
+    instance_warmup: int | None = None
+    poll_interval: float = 5.0
+    max_attempts: int = 3
+
+    @classmethod
+    def parse(cls, settings: Mapping[str, Any]) -> AwsSettings:
+        unknown = sorted(set(settings) - set(_KEYS))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], _KEYS, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(_KEYS)}"
+            raise _bad(f"unknown setting {unknown[0]!r}{hint}")
+        image = settings.get("image_id")
+        if image is not None and not isinstance(image, str):
+            raise _bad(f"image_id must be a string such as 'ami-0abc...', got {image!r}")
+        warmup = settings.get("instance_warmup")
+        return cls(
+            image_id=image or None,
+            subnet_ids=_strings(settings.get("subnet_ids"), "subnet_ids"),
+            capacity_timeout=_number(settings, "capacity_timeout", 600.0, 0),
+            instance_refresh_timeout=_number(settings, "instance_refresh_timeout", 3600.0, 0),
+            instance_warmup=None
+            if warmup is None
+            else int(_number(settings, "instance_warmup", 0, 0)),
+            poll_interval=_number(settings, "poll_interval", 5.0, 0),
+            max_attempts=int(_number(settings, "max_attempts", 3, 1)),
+        )
+
+
+_LOADER: Any = None
+
+
+def _shared_loader() -> Any:
+    """One loader of the (large) service models per process: a second provider's clients
+    take milliseconds instead of 0.4 s. Credentials and region stay per session."""
+    global _LOADER
+    if _LOADER is None:
+        _LOADER = botocore.loaders.create_loader()
+    return _LOADER
+
+
+class AwsClients:
+    """The EC2 and Auto Scaling clients (boto3's own botocore clients, made from a botocore
+    session directly so the model loader can be shared), and a count of the HTTP requests
+    they send.
+
+    `api_calls` counts every attempt botocore sends (its own retries included), by operation
+    name, from a `before-send` event handler: what AWS would bill against the API rate limits.
+    """
+
+    def __init__(self, region: str | None, max_attempts: int):
+        config = Config(
+            retries={"mode": "standard", "total_max_attempts": max_attempts},
+            max_pool_connections=32,  # the apply walker calls from many threads
+            connect_timeout=10,
+            read_timeout=60,
+            user_agent_extra="poolform",
+        )
+        self.api_calls: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        with translate():
+            session = botocore.session.get_session()
+            session.register_component("data_loader", _shared_loader())
+            self.ec2: Any = session.create_client("ec2", region_name=region, config=config)
+            self.autoscaling: Any = session.create_client(
+                "autoscaling", region_name=region, config=config
+            )
+        for client in (self.ec2, self.autoscaling):
+            client.meta.events.register("before-send", self._count)
+
+    @property
+    def region(self) -> str:
+        return str(self.ec2.meta.region_name)
+
+    def _count(self, event_name: str = "", **_: Any) -> None:
+        operation = event_name.rsplit(".", 1)[-1]
+        with self._lock:
+            self.api_calls[operation] += 1
+
+    def close(self) -> None:
+        for client in (self.ec2, self.autoscaling):
+            client.close()
