@@ -103,7 +103,7 @@ def translate(error: BaseException) -> ProviderError:
             kind = ErrorKind.CAPACITY
         if isinstance(error, api.DeadlineExceeded | api.ServiceUnavailable | api.ServerError):
             kind = ErrorKind.CAPACITY if kind is ErrorKind.CAPACITY else ErrorKind.RETRYABLE
-        message = f"GCE {status or ''} {error.message}".replace("  ", " ")
+        message = f"GCE {status}: {error.message}" if status else f"GCE: {error.message}"
         if kind is ErrorKind.CAPACITY:
             message = _capacity_message(message)
         return ProviderError(kind, message, address=address)

@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -205,7 +206,7 @@ class Groups:
         hand is theirs to delete."""
         prefix = lineage_prefix(spec.lineage)
         for name in sorted(n for n in names if n and n != keep and n.startswith(prefix)):
-            _gone_ok(lambda name=name: self.compute.delete_template(name))  # type: ignore[misc]
+            _gone_ok(functools.partial(self.compute.delete_template, name))
 
     def wait_stable(self, name: str, since: dt.datetime) -> None:
         deadline = self._clock() + self.settings.operation_timeout

@@ -73,15 +73,15 @@ def template_body(spec: ResourceSpec, shape: Shape, settings: GcpSettings, name:
     passed = next((advanced[k] for k in _PROPERTY_KEYS if k in advanced), None) or {}
     for raw_key, value in passed.items():
         key = camel(raw_key)
-        ours = properties.get(key)
+        ours: Any = properties.get(key)
         if key == "labels" and isinstance(value, Mapping):
-            properties[key] = {**value, **ours}  # type: ignore[dict-item]
+            properties[key] = {**value, **ours}  # poolform's labels are how it finds instances
         elif key == "metadata" and isinstance(value, Mapping):
             items = {i["key"]: i for i in value.get("items", []) if isinstance(i, Mapping)}
-            items.update({i["key"]: i for i in ours["items"]})  # type: ignore[index]
+            items.update({i["key"]: i for i in ours["items"]})  # user_data is the startup script
             properties[key] = {**value, "items": list(items.values())}
         elif key == "scheduling" and isinstance(value, Mapping):
-            merged = {**ours, **value}  # type: ignore[dict-item]
+            merged = {**ours, **value}
             merged["provisioningModel"] = "SPOT" if spot else "STANDARD"  # market_type decides
             properties[key] = merged
         else:
