@@ -37,6 +37,7 @@ STARTUP_SCRIPT = "startup-script"
 _PROPERTY_KEYS = ("instanceProperties", "instance_properties")
 _BASE_KEYS = frozenset({"machineType", "disks", "networkInterfaces", "labels", "metadata"})
 _SETUP_MARK = "# poolform: setup"
+MAX_DESCRIPTION = 2048  # characters GCE keeps in a resource's description
 
 
 def camel(key: str) -> str:
@@ -87,6 +88,10 @@ def template_body(spec: ResourceSpec, shape: Shape, settings: GcpSettings, name:
         else:
             properties[key] = value
     description = describe(spec.tags(), aic=skeleton(advanced))
+    if len(description) > MAX_DESCRIPTION:  # GCE refuses longer: keep the top-level shape only
+        coarse = {k: {kk: "whole" for kk in v} if isinstance(v, Mapping) else "whole"
+                  for k, v in advanced.items()}  # fmt: skip
+        description = describe(spec.tags(), aic=coarse)
     return {"name": name, "description": description, "properties": properties}
 
 

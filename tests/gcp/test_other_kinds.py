@@ -131,3 +131,17 @@ def test_registry_builds_it_and_settings_come_from_the_cluster(
         provider.close()
     with pytest.raises(ProviderError, match="region is required"):
         get_provider("gcp", {"project": "p"}, tmp_path)
+
+
+def test_a_huge_advanced_config_still_fits_the_description(
+    provider: GcpProvider, cloud: FakeCloud
+) -> None:
+    labels = {f"label-{i:03d}": "x" for i in range(60)}
+    advanced = {"instanceProperties": {"labels": labels, "minCpuPlatform": "Intel Ice Lake"}}
+    observed = provider.create(machine_type(advanced=advanced))
+    template = cloud.templates[observed.provider_ids["template"]]
+    assert len(template["description"]) <= 2048
+    # read back whole (poolform's own labels included): drift shows them, nothing is lost
+    read_back = observed.attributes["advanced_instance_config"]["instanceProperties"]
+    assert read_back["minCpuPlatform"] == "Intel Ice Lake"
+    assert labels.items() <= read_back["labels"].items()
