@@ -19,7 +19,7 @@ from .errors import Launch, translate
 from .rollout import error_code
 from .settings import AwsClients
 from .template import Defaults, TemplateRequest
-from .views import running_count
+from .views import ZONES_BY_SUBNETS, ZONES_TAG, running_count, tags_of
 
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9().\-/_]")  # what launch template names allow
 TEMPLATE_EXISTS = "InvalidLaunchTemplateName.AlreadyExistsException"
@@ -33,13 +33,14 @@ def resource_name(lineage: str, address: str, token: str) -> str:
 
 
 def group_tags(name: str, tags: Mapping[str, str]) -> list[dict[str, Any]]:
+    """poolform's identity tags propagate to instances; its bookkeeping tags do not."""
     return [
         {
             "ResourceId": name,
             "ResourceType": "auto-scaling-group",
             "Key": key,
             "Value": value,
-            "PropagateAtLaunch": True,
+            "PropagateAtLaunch": key != ZONES_TAG,
         }
         for key, value in tags.items()
     ]
@@ -71,15 +72,14 @@ class Groups:
             )
         return list(self._zones)
 
-    def placement(self, request: TemplateRequest, address: str) -> tuple[list[str], Defaults]:
-        """The group's AvailabilityZones, and what poolform defaulted (for reading back)."""
+    def placement(self, request: TemplateRequest, address: str) -> tuple[list[str], str | None]:
+        """The group's AvailabilityZones, and the ZONES_TAG value when poolform chose them."""
         if request.zones:
-            zones, declared = list(request.zones), True
-        elif self.subnet_ids:
-            zones, declared = [], False  # the subnets place the group
-        else:
-            zones, declared = self.region_zones(address), False
-        return zones, Defaults(request.defaulted_image, tuple(zones), declared)
+            return list(request.zones), None
+        if self.subnet_ids:
+            return [], ZONES_BY_SUBNETS
+        zones = self.region_zones(address)
+        return zones, ",".join(zones)
 
     def where(self, zones: Sequence[str]) -> dict[str, Any]:
         where: dict[str, Any] = {}
@@ -159,12 +159,15 @@ class Groups:
         name: str,
         template_id: str,
         bounds: tuple[int, int, int],
-        zones: Sequence[str],
+        placement: tuple[Sequence[str], str | None],
         tags: Mapping[str, str],
         address: str,
         launch: Launch,
     ) -> None:
         low, high, desired = bounds
+        zones, chosen = placement
+        if chosen is not None:
+            tags = {**tags, ZONES_TAG: chosen}
         with translate(address, launch):
             try:
                 self.autoscaling.create_auto_scaling_group(
@@ -206,6 +209,18 @@ class Groups:
         with translate(address, launch):
             self.autoscaling.update_auto_scaling_group(**ask)
         return min(desired, running_after(group, desired))
+
+    def retag_zones(self, group: Mapping[str, Any], chosen: str | None, address: str) -> None:
+        """Keep ZONES_TAG in step with a replace that changed how the zones are chosen."""
+        name = str(group["AutoScalingGroupName"])
+        if tags_of(group.get("Tags")).get(ZONES_TAG) == chosen:
+            return
+        with translate(address):
+            if chosen is None:
+                tag = {"ResourceId": name, "ResourceType": "auto-scaling-group", "Key": ZONES_TAG}
+                self.autoscaling.delete_tags(Tags=[tag])
+            else:
+                self.autoscaling.create_or_update_tags(Tags=group_tags(name, {ZONES_TAG: chosen}))
 
     def delete_group(self, name: str, address: str) -> None:
         with translate(address):

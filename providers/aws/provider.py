@@ -34,6 +34,9 @@ from typing import Any
 
 from providers.local import LocalProvider
 from providers.protocol import (
+    TAG_ADDRESS,
+    TAG_LINEAGE,
+    TAG_TOKEN,
     ErrorKind,
     Observed,
     ProviderError,
@@ -48,7 +51,6 @@ from .groups import Groups, resource_name
 from .rollout import Waiter, preferences
 from .settings import AwsClients, AwsSettings
 from .template import (
-    TAG_PREFIX,
     Defaults,
     TemplateRequest,
     machine_template,
@@ -56,6 +58,8 @@ from .template import (
     worker_template,
 )
 from .views import Reader, Version, assemble, group_template, observe_group, running_count, tags_of
+
+IDENTITY_TAGS = (TAG_LINEAGE, TAG_ADDRESS, TAG_TOKEN)
 
 
 class AwsProvider:
@@ -119,7 +123,8 @@ class AwsProvider:
             return self.local.create(spec)
         shape, request = self._request(spec, spec.tags())
         name = resource_name(spec.lineage, spec.address, spec.token)
-        zones, defaults = self.groups.placement(request, spec.address)
+        placement = self.groups.placement(request, spec.address)
+        defaults = Defaults(request.defaulted_image)
         since = self.waiter.now()
         template_id, number, earlier = self.groups.create_template(
             name, request, defaults, spec.tags(), spec.token, spec.address
@@ -128,7 +133,7 @@ class AwsProvider:
         if not earlier or self.groups.find(name, spec.address) is None:
             bounds = (shape.min_size, shape.max_size, shape.desired)
             self.groups.create_group(
-                name, template_id, bounds, zones, spec.tags(), spec.address, request.launch
+                name, template_id, bounds, placement, spec.tags(), spec.address, request.launch
             )
         group = self.waiter.capacity(name, shape.desired, since, spec.address, request.launch)
         return observe_group(group, Version(template_id, number, request.data, defaults))
@@ -155,9 +160,10 @@ class AwsProvider:
                 raise
             return self._recreate(spec, ids)
         # The group keeps the identity it was created with (its token tag included).
-        tags = {k: v for k, v in tags_of(group.get("Tags")).items() if k.startswith(TAG_PREFIX)}
+        tags = {k: v for k, v in tags_of(group.get("Tags")).items() if k in IDENTITY_TAGS}
         shape, request = self._request(spec, tags or spec.tags())
-        zones, defaults = self.groups.placement(request, spec.address)
+        zones, chosen = self.groups.placement(request, spec.address)
+        defaults = Defaults(request.defaulted_image)
         template_id = ids.get("template") or group_template(group)[0]
         latest = self.reader.version(template_id, "$Latest") if template_id else None
         if latest is None:  # the template was deleted by hand: a new one
@@ -181,6 +187,7 @@ class AwsProvider:
             LaunchTemplate={"LaunchTemplateId": template_id, "Version": "$Latest"},
             **self.groups.where(zones),
         )
+        self.groups.retag_zones(group, chosen, spec.address)
         if group.get("Instances"):  # nothing to roll in an empty group
             capacity = max(int(group["DesiredCapacity"]), running_count(group))
             prefs = preferences(rolling, capacity, self.settings.instance_warmup)

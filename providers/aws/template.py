@@ -13,9 +13,9 @@ LaunchTemplateData (CapacityReservationSpecification, NetworkInterfaces, BlockDe
 
 Reading back inverts this: instance_type, market_type and user_data come out of their keys, and
 advanced_instance_config is the data without what poolform added, so drift compares it with the
-declaration. What poolform filled in rather than the configuration (an AMI from settings, zones
-chosen by default) is recorded in the version's VersionDescription, versioned with the data, so
-a read can tell a default from a declaration without any extra call.
+declaration. An AMI poolform took from settings rather than the declaration is recorded in the
+version's VersionDescription, versioned with the data, so a read can tell that default from a
+declared ImageId without any extra call.
 
 A worker pool's template has no advanced config; its UserData is a script exporting `envs`
 and running `setup`, which reading back parses.
@@ -47,15 +47,9 @@ class Defaults:
     """What poolform filled in for a template version (kept in its VersionDescription)."""
 
     image_id: str | None = None  # the AMI came from settings, not the declaration
-    zones: tuple[str, ...] = ()  # the group's zones as poolform set them, in declared order
-    zones_declared: bool = True
 
     def describe(self) -> str:
-        body = {"image": self.image_id, "zones": list(self.zones), "declared": self.zones_declared}
-        text = _DESCRIPTION + json.dumps(body, separators=(",", ":"))
-        if len(text) > 255:  # the API's limit: keep the AMI, forget the zones
-            text = _DESCRIPTION + json.dumps({"image": self.image_id}, separators=(",", ":"))
-        return text
+        return _DESCRIPTION + json.dumps({"image": self.image_id}, separators=(",", ":"))
 
     @classmethod
     def parse(cls, description: str | None) -> Defaults | None:
@@ -63,11 +57,8 @@ class Defaults:
         if not description or not description.startswith(_DESCRIPTION):
             return None
         try:
-            body = json.loads(description[len(_DESCRIPTION) :])
-            return cls(
-                body.get("image"), tuple(body.get("zones", ())), bool(body.get("declared", True))
-            )
-        except (ValueError, AttributeError, TypeError):
+            return cls(json.loads(description[len(_DESCRIPTION) :]).get("image"))
+        except (ValueError, AttributeError):
             return None
 
 
@@ -245,14 +236,3 @@ def template_view(
     view["advanced_instance_config"] = advanced
     view["user_data"] = _decode(data)
     return view
-
-
-def zones_view(actual: list[str], defaults: Defaults | None, subnets: bool) -> list[str]:
-    """The group's zones as declared: [] when poolform chose them, declared order otherwise."""
-    if defaults is None:
-        return list(actual)
-    if not defaults.zones_declared and (subnets or set(actual) == set(defaults.zones)):
-        return []
-    if set(actual) == set(defaults.zones):
-        return list(defaults.zones)
-    return list(actual)

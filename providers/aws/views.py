@@ -23,11 +23,15 @@ from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, ErrorKind, Observed, Pr
 
 from .errors import translate
 from .settings import AwsClients
-from .template import Defaults, template_view, zones_view
+from .template import Defaults, template_view
 
 GROUP_PAGE = 100  # the API's maximum MaxRecords for describe_auto_scaling_groups
 TEMPLATE_PAGE = 200  # the API's maximum MaxResults for the launch template calls
-PER_TEMPLATE_READS = 3  # up to this many templates, one call each beats the sweep
+PER_TEMPLATE_READS = 3
+# On a group whose zones were not declared: the zones poolform chose, comma-separated, or
+# ZONES_BY_SUBNETS when the settings' subnets place it. Not propagated to instances.
+ZONES_TAG = "poolform:default-zones"
+ZONES_BY_SUBNETS = "subnets"  # up to this many templates, one call each beats the sweep
 
 
 @dataclass(frozen=True)
@@ -57,6 +61,16 @@ def group_template(group: Mapping[str, Any]) -> tuple[str | None, str]:
     return spec.get("LaunchTemplateId"), str(spec.get("Version") or "$Default")
 
 
+def zones_view(group: Mapping[str, Any], tags: Mapping[str, str]) -> list[str]:
+    """The group's zones as the configuration has them: [] while they are the ones poolform
+    chose itself (no zones declared: the region's zones, or the subnets of the settings)."""
+    actual = [str(z) for z in group.get("AvailabilityZones") or []]
+    chosen = tags.get(ZONES_TAG)
+    if chosen == ZONES_BY_SUBNETS or (chosen is not None and set(chosen.split(",")) == set(actual)):
+        return []
+    return actual
+
+
 def running_count(group: Mapping[str, Any]) -> int:
     return sum(1 for i in group.get("Instances") or [] if i.get("LifecycleState") == "InService")
 
@@ -80,11 +94,7 @@ def observe_group(group: Mapping[str, Any], version: Version | None) -> Observed
         attributes.update(template_view(resource_type, version.data, version.defaults))
         attributes["template_version"] = version.number
         if resource_type == "machine_type":
-            attributes["zones"] = zones_view(
-                list(group.get("AvailabilityZones") or []),
-                version.defaults,
-                bool(group.get("VPCZoneIdentifier")),
-            )
+            attributes["zones"] = zones_view(group, tags)
     return Observed(address, resource_type, ids, attributes, tags)
 
 

@@ -58,8 +58,10 @@ def test_create_tags_template_group_and_instances(provider: AwsProvider, lineage
     group = asg.describe_auto_scaling_groups(
         AutoScalingGroupNames=[observed.provider_ids["group"]]
     )["AutoScalingGroups"][0]
+    zones = ",".join(sorted(group["AvailabilityZones"]))  # none declared: the region's
     assert {(t["Key"], t["Value"], t["PropagateAtLaunch"]) for t in group["Tags"]} == {
-        (k, v, True) for k, v in spec.tags().items()
+        *((k, v, True) for k, v in spec.tags().items()),
+        ("poolform:default-zones", zones, False),  # bookkeeping, not for instances
     }
     assert (group["MinSize"], group["MaxSize"], group["DesiredCapacity"]) == (2, 4, 2)
     instances = [i for r in ec2.describe_instances()["Reservations"] for i in r["Instances"]]
@@ -176,6 +178,8 @@ def test_list_reports_a_template_changed_by_hand(provider: AwsProvider, lineage:
     [observed] = provider.list(lineage)
     assert observed.attributes["instance_type"] == "p4d.24xlarge"
     assert observed.attributes["template_version"] == 2
+    assert observed.attributes["zones"] == []  # the group's zones did not change
+    assert observed.attributes["advanced_instance_config"] == {"ImageId": AMI}  # not declared
 
 
 def test_read_only_the_given_refs(provider: AwsProvider, lineage: str) -> None:
@@ -230,6 +234,32 @@ def test_replace_an_empty_group_makes_a_new_version(provider: AwsProvider, linea
     assert listed.attributes["instance_type"] == "p4de.24xlarge"
     assert listed.attributes["user_data"] == "new"
     assert "StartInstanceRefresh" not in provider.api_calls
+
+
+def test_zones_chosen_by_poolform_read_back_as_undeclared(
+    provider: AwsProvider, lineage: str
+) -> None:
+    """Without declared zones a group goes to every zone of the region, and reads back as []."""
+    spec = machine(lineage, warm=0)
+    ids = provider.create(spec).provider_ids
+    _, asg = clients()
+
+    def group() -> dict[str, Any]:
+        found = asg.describe_auto_scaling_groups(AutoScalingGroupNames=[ids["group"]])
+        return dict(found["AutoScalingGroups"][0])
+
+    assert len(group()["AvailabilityZones"]) > 1
+    assert provider.list(lineage)[0].attributes["zones"] == []
+    rolling = RollingSpec(batch_size=1, destroy_first=False)
+    provider.replace(machine(lineage, warm=0, zones=["us-east-1c"]), ids, rolling)
+    assert group()["AvailabilityZones"] == ["us-east-1c"]
+    assert provider.list(lineage)[0].attributes["zones"] == ["us-east-1c"]
+    provider.replace(machine(lineage, warm=0), ids, rolling)
+    assert provider.list(lineage)[0].attributes["zones"] == []
+    asg.update_auto_scaling_group(
+        AutoScalingGroupName=ids["group"], AvailabilityZones=["us-east-1a"]
+    )
+    assert provider.list(lineage)[0].attributes["zones"] == ["us-east-1a"]  # by hand: drift
 
 
 def test_replace_of_a_deleted_group_recreates_it(provider: AwsProvider, lineage: str) -> None:
