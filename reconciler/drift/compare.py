@@ -23,6 +23,7 @@ from providers.protocol import Observed, ProviderError
 from reconciler.drift.model import (
     CHANGED,
     DELETED,
+    LEFT_BEHIND,
     PENDING_ADOPTION,
     SCHEDULER_MOVED,
     AttributeDrift,
@@ -32,7 +33,12 @@ from reconciler.drift.model import (
     Unmanaged,
 )
 from reconciler.plan.expand import SENSITIVE_PREFIX, hash_secret
-from reconciler.plan.refresh import RefreshResult, is_same_resource, match_observed
+from reconciler.plan.refresh import (
+    RefreshResult,
+    is_left_behind,
+    is_same_resource,
+    match_observed,
+)
 from state import ResourceRecord, StateSnapshot
 
 # Template data poolform passed through: a cloud may add defaults, so only declared keys count.
@@ -153,7 +159,7 @@ def detect_drift(
         by_address.setdefault(item.address, []).append(item)
     drifted: list[ResourceDrift] = []
     notes: list[Note] = []
-    leftovers = {o.address: o for o in refresh.orphans if o.address in refresh.missing}
+    leftovers = {o.address: o for o in refresh.orphans if is_left_behind(snapshot, o)}
     for record in snapshot:
         if record.address in refresh.missing:
             left = leftovers.get(record.address)
@@ -168,6 +174,16 @@ def detect_drift(
         )
         changes, found = _compare(record, item, salt)
         notes.extend(found)
+        if record.address in leftovers:
+            unused = leftovers[record.address].provider_ids
+            shown = ", ".join(f"{k} {v}" for k, v in sorted(unused.items()))
+            notes.append(
+                Note(
+                    record.address,
+                    LEFT_BEHIND,
+                    f"{shown} is recorded for it but no longer used: the next apply deletes it",
+                )
+            )
         if changes:
             names = ", ".join(c.attribute for c in changes)
             drifted.append(

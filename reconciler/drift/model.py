@@ -23,6 +23,7 @@ DELETED = "deleted"  # recorded, gone from the provider
 # Reason codes of notes (not drift).
 SCHEDULER_MOVED = "scheduler_moved_count"
 PENDING_ADOPTION = "pending_adoption"
+LEFT_BEHIND = "left_behind"  # a recorded part the resource no longer uses
 
 
 @dataclass(frozen=True)

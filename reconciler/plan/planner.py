@@ -11,7 +11,7 @@ from reconciler.plan.diff import classify
 from reconciler.plan.expand import DesiredResource, expand
 from reconciler.plan.graph import build_order
 from reconciler.plan.model import REASON_DRIFT, Action, Plan, PlanOptions, ResourceChange
-from reconciler.plan.refresh import RefreshResult
+from reconciler.plan.refresh import RefreshResult, is_left_behind
 from state import ResourceRecord, StateSnapshot
 
 if TYPE_CHECKING:
@@ -126,7 +126,7 @@ def make_plan(
         if resource is not None and resource.source:
             change = replace(change, source=resource.source)
         changes.append(change)
-    changes.extend(_cleanups(refresh, options))
+    changes.extend(_cleanups(refresh, options, snapshot))
     ordered, generations, edges = build_order(changes, recorded_deps)
     return Plan(
         config_digest=configuration.digest,
@@ -141,15 +141,18 @@ def make_plan(
     )
 
 
-def _cleanups(refresh: RefreshResult, options: PlanOptions) -> list[ResourceChange]:
+def _cleanups(
+    refresh: RefreshResult, options: PlanOptions, snapshot: StateSnapshot
+) -> list[ResourceChange]:
     cleanups = []
     for orphan in refresh.orphans:
         if options.targets and not any(_matches(orphan.address, t) for t in options.targets):
             continue
         suffix = "/".join(sorted(orphan.provider_ids.values()))
         reason = (
-            "what is left of a resource deleted outside poolform: it will be deleted"
-            if orphan.address in refresh.missing
+            "part of a recorded resource that it no longer uses (changed or deleted outside "
+            "poolform): it will be deleted"
+            if is_left_behind(snapshot, orphan)
             else "tagged with this state but recorded nowhere (left by an interrupted apply): "
             "it will be deleted"
         )

@@ -67,3 +67,12 @@ def match_observed(snapshot: StateSnapshot, observed: Iterable[Observed]) -> Ref
     return RefreshResult(
         frozenset(missing), frozenset(adoptable), tuple(orphans), observed=tuple(observed)
     )
+
+
+def is_left_behind(snapshot: StateSnapshot, orphan: Observed) -> bool:
+    """Part of a recorded resource that the resource no longer uses: the launch template of a
+    group deleted by hand, or the recorded template after someone swapped the group's."""
+    record = snapshot.get(orphan.address)
+    return record is not None and any(
+        record.provider_ids.get(key) == value for key, value in orphan.provider_ids.items()
+    )

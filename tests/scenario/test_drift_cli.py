@@ -104,7 +104,7 @@ def test_a_deleted_group_is_drift_and_what_is_left_is_not_called_unmanaged(
     assert report["unmanaged"] == []
     plan = run("plan", quickstart)
     assert "missing from the provider" in plan.out
-    assert "what is left of a resource deleted outside poolform" in plan.out
+    assert "part of a recorded resource that it no longer uses" in plan.out
     assert run("apply", quickstart, "--auto-approve").code == 0
     assert drift_json(run, quickstart)[0] == 0 and converged(run, quickstart)
 
