@@ -156,10 +156,13 @@ def run_apply(
         )
     if result.ok:
         if not as_json:
-            click.echo(
-                f"\nApply complete! Resources: {summary.add} added, {summary.change} changed, "
-                f"{summary.replace} replaced, {summary.destroy} destroyed."
-            )
+            if options.destroy:
+                click.echo(f"\nDestroy complete! Resources: {summary.destroy} destroyed.")
+            else:
+                click.echo(
+                    f"\nApply complete! Resources: {summary.add} added, {summary.change} changed, "
+                    f"{summary.replace} replaced, {summary.destroy} destroyed."
+                )
         return 0
     click.echo(
         f"\nApply failed: {len(result.done)} done, {len(result.failed)} failed, "

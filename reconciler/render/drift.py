@@ -62,7 +62,7 @@ def render_drift_text(report: DriftReport) -> str:
         lines += ["", "Not drift:"]
         lines += [f"  {n.address}: {n.message}" for n in report.notes]
     if report.has_drift:
-        lines += ["", FOOTER.replace("`", "")]
+        lines += ["", FOOTER]
     return "\n".join(lines).rstrip() + "\n"
 
 
