@@ -2,14 +2,19 @@
 
 The server is `POOLFORM_MOTO_ENDPOINT` when set (a `moto_server` that `.ci/run` or a developer
 started), else an in-process `ThreadedMotoServer` on a free port, one per test session (so one
-per xdist worker). Each test starts from an empty cloud (`POST /moto-api/reset`) and reaches it
+per xdist worker). Each test starts from an empty cloud (`POST /moto-api/reset`; on a server
+the xdist workers share, AWS tests take turns through a file lock) and reaches it
 only through the standard AWS environment: fake credentials, AWS_ENDPOINT_URL and
 AWS_DEFAULT_REGION, as a user would point poolform at LocalStack; no provider code knows moto.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
+import hashlib
 import os
+import tempfile
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
@@ -46,13 +51,32 @@ def reset(endpoint: str) -> None:
         pass
 
 
-@pytest.fixture
-def aws_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
-    """An empty moto cloud and the standard AWS environment pointing at it."""
-    # A shared server under xdist serves several workers at once: a reset would wipe the other
-    # workers' resources mid-test, so there only the per-test lineage keeps tests apart.
+@contextlib.contextmanager
+def exclusive(endpoint: str) -> Iterator[None]:
+    """One test at a time on a server the xdist workers share: a reset would otherwise wipe
+    another worker's cloud mid-test. (A server of our own is ours alone.)"""
     if not (os.environ.get("POOLFORM_MOTO_ENDPOINT") and os.environ.get("PYTEST_XDIST_WORKER")):
+        yield
+        return
+    digest = hashlib.sha256(endpoint.encode()).hexdigest()[:12]
+    with open(Path(tempfile.gettempdir()) / f"poolform-moto-{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.fixture
+def aws_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """An empty moto cloud and the standard AWS environment pointing at it."""
+    with exclusive(moto_endpoint):
         reset(moto_endpoint)
+        _point_at(moto_endpoint, monkeypatch)
+        yield moto_endpoint
+
+
+def _point_at(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> None:
     for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_REGION"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
@@ -61,7 +85,6 @@ def aws_env(moto_endpoint: str, monkeypatch: pytest.MonkeyPatch) -> str:
     monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", os.devnull)
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_endpoint)
     monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    return moto_endpoint
 
 
 @pytest.fixture
