@@ -67,6 +67,27 @@ def open_provider(configuration: Configuration) -> Provider:
     )
 
 
+def read_state(configuration: Configuration, operation: str, lock_timeout: float) -> StateSnapshot:
+    """One read of state, under the lock for its duration so no apply is seen half-way."""
+    from state.locking import lock_state
+
+    backend = open_state(configuration)
+    try:
+        with lock_state(backend, operation, lock_timeout):
+            return backend.read()
+    finally:
+        backend.close()
+
+
+def refresh_once(configuration: Configuration, snapshot: StateSnapshot, salt: str) -> RefreshResult:
+    """refresh_state with the configuration's provider, opened and closed around it."""
+    provider = open_provider(configuration)
+    try:
+        return refresh_state(provider, snapshot, salt)
+    finally:
+        provider.close()
+
+
 def refresh_state(provider: Provider, snapshot: StateSnapshot, salt: str) -> RefreshResult:
     """One batched read of everything tagged with this state, matched against the records,
     with the drift of what exists."""

@@ -19,7 +19,6 @@ max_attempts              HTTP attempts per call, retries included (default 3); 
 
 from __future__ import annotations
 
-import difflib
 import threading
 from collections import Counter
 from collections.abc import Mapping
@@ -30,7 +29,8 @@ import botocore.loaders
 import botocore.session
 from botocore.config import Config
 
-from providers.protocol import ErrorKind, ProviderError
+from providers.protocol import ProviderError
+from providers.settings import check_known, number, settings_error
 
 from .errors import translate
 
@@ -46,20 +46,11 @@ _KEYS = (
 
 
 def _bad(message: str) -> ProviderError:
-    return ProviderError(ErrorKind.PERMANENT, f"aws provider settings: {message}")
+    return settings_error("aws", message)
 
 
 def _number(settings: Mapping[str, Any], key: str, default: float, low: float) -> float:
-    value = settings.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float | str):
-        raise _bad(f"{key} must be a number, got {value!r}")
-    try:
-        number = float(value)
-    except ValueError:
-        raise _bad(f"{key} must be a number, got {value!r}") from None
-    if number < low:
-        raise _bad(f"{key} must be at least {low:g}, got {value!r}")
-    return number
+    return number("aws", key, settings.get(key, default), low=low)
 
 
 def _strings(value: Any, key: str) -> tuple[str, ...]:
@@ -84,11 +75,7 @@ class AwsSettings:
 
     @classmethod
     def parse(cls, settings: Mapping[str, Any]) -> AwsSettings:
-        unknown = sorted(set(settings) - set(_KEYS))
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], _KEYS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(_KEYS)}"
-            raise _bad(f"unknown setting {unknown[0]!r}{hint}")
+        check_known("aws", settings, _KEYS)
         image = settings.get("image_id")
         if image is not None and not isinstance(image, str):
             raise _bad(f"image_id must be a string such as 'ami-0abc...', got {image!r}")

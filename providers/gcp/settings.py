@@ -16,12 +16,12 @@ Credentials never come from here, nor from state or plans: the google.auth defau
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from providers.protocol import ErrorKind, ProviderError
+from providers.protocol import ProviderError
+from providers.settings import check_known, number, settings_error
 
 ENDPOINT_ENV = "POOLFORM_GCP_ENDPOINT"
 DEFAULT_IMAGE = "projects/debian-cloud/global/images/family/debian-12"
@@ -41,17 +41,11 @@ _KEYS = (
 
 
 def _bad(message: str) -> ProviderError:
-    return ProviderError(ErrorKind.PERMANENT, f"gcp provider settings: {message}")
+    return settings_error("gcp", message)
 
 
 def _number(key: str, value: Any, low: float, high: float | None = None) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise _bad(f"{key} must be a number, got {value!r}") from None
-    if isinstance(value, bool) or number < low or (high is not None and number > high):
-        raise _bad(f"{key} must be between {low:g} and {high or 'any'}, got {value!r}")
-    return number
+    return number("gcp", key, value, low=low, high=high)
 
 
 @dataclass(frozen=True)
@@ -70,11 +64,7 @@ class GcpSettings:
     def parse(
         cls, settings: Mapping[str, Any], region: str | None, environ: Mapping[str, str]
     ) -> GcpSettings:
-        unknown = sorted(set(settings) - set(_KEYS))
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], _KEYS, n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(_KEYS)}"
-            raise _bad(f"unknown setting {unknown[0]!r}{hint}")
+        check_known("gcp", settings, _KEYS)
         project = str(settings.get("project") or "")
         if not project:
             raise _bad(

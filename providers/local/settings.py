@@ -10,14 +10,14 @@ capacity             POOLFORM_LOCAL_CAPACITY (JSON)       {instance_type: {ON_DE
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from providers.catalog import MARKETS
-from providers.protocol import ErrorKind, ProviderError
+from providers.protocol import ProviderError
+from providers.settings import check_known, number, settings_error
 
 DEFAULT_CAPACITY = {"ON_DEMAND": 1000, "SPOT": 100}
 
@@ -32,18 +32,11 @@ _ENV = {
 
 
 def _bad(message: str) -> ProviderError:
-    return ProviderError(ErrorKind.PERMANENT, f"local provider settings: {message}")
+    return settings_error("local", message)
 
 
 def _number(key: str, value: Any, *, low: float, high: float | None = None) -> float:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise _bad(f"{key} must be a number, got {value!r}") from None
-    if isinstance(value, bool) or number < low or (high is not None and number > high):
-        bound = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
-        raise _bad(f"{key} must be {bound}, got {value!r}")
-    return number
+    return number("local", key, value, low=low, high=high)
 
 
 def _capacity(value: Any) -> dict[str, dict[str, int]]:
@@ -80,11 +73,7 @@ class Knobs:
 
     @classmethod
     def parse(cls, settings: Mapping[str, Any], environ: Mapping[str, str]) -> Knobs:
-        unknown = sorted(set(settings) - set(_ENV))
-        if unknown:
-            close = difflib.get_close_matches(unknown[0], list(_ENV), n=1)
-            hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(_ENV)}"
-            raise _bad(f"unknown setting {unknown[0]!r}{hint}")
+        check_known("local", settings, list(_ENV))
         raw: dict[str, Any] = dict(settings)
         for key, variable in _ENV.items():
             if environ.get(variable, "") != "":

@@ -25,22 +25,11 @@ EXIT_DRIFT = 2
 
 def detect(directory: Path, lock_timeout: float) -> DriftReport:
     from reconciler.loading import load_configuration
-    from reconciler.workspace import open_provider, open_state, refresh_state, secret_salt
-    from state.locking import lock_state
+    from reconciler.workspace import read_state, refresh_once, secret_salt
 
     configuration = load_configuration(directory)
-    backend = open_state(configuration)
-    try:
-        with lock_state(backend, "drift", lock_timeout):
-            snapshot = backend.read()
-    finally:
-        backend.close()
-    salt = secret_salt(configuration, snapshot.lineage)
-    provider = open_provider(configuration)
-    try:
-        refreshed = refresh_state(provider, snapshot, salt)
-    finally:
-        provider.close()
+    snapshot = read_state(configuration, "drift", lock_timeout)
+    refreshed = refresh_once(configuration, snapshot, secret_salt(configuration, snapshot.lineage))
     assert refreshed.drift is not None  # refresh_state always compares
     return refreshed.drift
 
@@ -74,7 +63,6 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
     """`apply --refresh-only`: record reality in state. Capacity is not touched."""
     from reconciler.cli.apply_commands import confirm
     from reconciler.drift.accept import accepted_record
-    from reconciler.drift.compare import detect_drift
     from reconciler.drift.model import DELETED
     from reconciler.loading import load_configuration
     from reconciler.workspace import open_provider, open_state, refresh_state, secret_salt
@@ -87,9 +75,8 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
         with lock_state(backend, "apply", lock_timeout):
             snapshot = backend.read()
             salt = secret_salt(configuration, snapshot.lineage)
-            report = refresh_state(provider, snapshot, salt).drift or detect_drift(
-                snapshot, (), salt
-            )
+            report = refresh_state(provider, snapshot, salt).drift
+            assert report is not None  # refresh_state always compares
             emit_drift(report, as_json, False)
             if not report.drifted:
                 if not as_json:

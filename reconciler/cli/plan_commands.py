@@ -62,24 +62,12 @@ def compute_plan(
     """Load, read state under the lock, refresh, plan."""
     from reconciler.loading import load_configuration
     from reconciler.plan import PlanOptions, make_plan
-    from reconciler.workspace import open_provider, open_state, refresh_state, secret_salt
-    from state.locking import lock_state
+    from reconciler.workspace import read_state, refresh_once, secret_salt
 
     configuration = load_configuration(directory)
-    backend = open_state(configuration)
-    try:
-        with lock_state(backend, "plan", lock_timeout):
-            snapshot = backend.read()
-    finally:
-        backend.close()
+    snapshot = read_state(configuration, "plan", lock_timeout)
     salt = secret_salt(configuration, snapshot.lineage)
-    refreshed = None
-    if refresh:
-        provider = open_provider(configuration)
-        try:
-            refreshed = refresh_state(provider, snapshot, salt)
-        finally:
-            provider.close()
+    refreshed = refresh_once(configuration, snapshot, salt) if refresh else None
     options = PlanOptions(
         destroy=destroy,
         targets=targets,

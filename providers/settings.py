@@ -1,0 +1,33 @@
+"""What every provider's settings parser shares: one error shape, numbers within bounds, and
+unknown keys refused with a did-you-mean (a typo in `provider_settings` must not be ignored)."""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from providers.protocol import ErrorKind, ProviderError
+
+
+def settings_error(provider: str, message: str) -> ProviderError:
+    return ProviderError(ErrorKind.PERMANENT, f"{provider} provider settings: {message}")
+
+
+def check_known(provider: str, settings: Mapping[str, Any], known: Sequence[str]) -> None:
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        close = difflib.get_close_matches(unknown[0], list(known), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+        raise settings_error(provider, f"unknown setting {unknown[0]!r}{hint}")
+
+
+def number(provider: str, key: str, value: Any, *, low: float, high: float | None = None) -> float:
+    try:
+        result = float(value)
+    except (TypeError, ValueError):
+        raise settings_error(provider, f"{key} must be a number, got {value!r}") from None
+    if isinstance(value, bool) or result < low or (high is not None and result > high):
+        bound = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
+        raise settings_error(provider, f"{key} must be {bound}, got {value!r}")
+    return result
