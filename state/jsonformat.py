@@ -7,13 +7,14 @@
       "lineage": "<uuid4>",
       "serial": 42,
       "resources": [
-        {"address": "...", "kind": "...", "schema_version": 1, "attributes": {...},
+        {"address": "...", "resource_type": "...", "schema_version": 1, "attributes": {...},
          "provider_ids": {"...": "..."}, "dependencies": ["..."], "tainted": false}
       ],
       "intents": [{"address": "...", "token": "...", "created": "<iso time>"}]
     }
 
-``resources`` and ``intents`` are sorted by address. ``intents`` may be omitted on input.
+``resources`` and ``intents`` are sorted by address. ``intents`` may be omitted on input; a
+record's ``resource_type`` is read from ``kind`` in documents written before it was renamed.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def dump_attributes(value: object, *, what: str) -> str:
 def record_to_dict(record: ResourceRecord) -> dict[str, Any]:
     return {
         "address": record.address,
-        "kind": record.kind,
+        "resource_type": record.resource_type,
         "schema_version": record.schema_version,
         "attributes": record.attributes,
         "provider_ids": dict(record.provider_ids),
@@ -86,7 +87,7 @@ def record_from_dict(doc: Any, where: str = "resource") -> ResourceRecord:
         raise StateError(f"{where}: schema_version must be an integer")
     return ResourceRecord(
         address=address,
-        kind=_require(doc, "kind", str, where),
+        resource_type=_require(doc, "resource_type" if "resource_type" in doc else "kind", str, where),
         attributes=_require(doc, "attributes", dict, where),
         provider_ids=dict(provider_ids),
         dependencies=tuple(dependencies),

@@ -25,7 +25,7 @@ class ResourceRecord:
     """
 
     address: str
-    kind: str
+    resource_type: str
     attributes: dict[str, Any] = field(default_factory=dict)
     provider_ids: dict[str, str] = field(default_factory=dict)
     dependencies: tuple[str, ...] = ()

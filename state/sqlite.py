@@ -70,7 +70,7 @@ def _resource_row(record: ResourceRecord) -> tuple[Any, ...]:
     where = f"resource {record.address!r}"
     return (
         record.address,
-        record.kind,
+        record.resource_type,
         record.schema_version,
         dump_attributes(record.attributes, what=f"{where} attributes"),
         dump_attributes(dict(record.provider_ids), what=f"{where} provider_ids"),

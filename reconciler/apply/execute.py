@@ -78,7 +78,7 @@ class ChangeExecutor:
     def _record(self, change: ResourceChange, observed: Observed) -> None:
         record = ResourceRecord(
             address=change.address,
-            kind=change.resource_type,
+            resource_type=change.resource_type,
             attributes=dict(change.after or {}),  # sensitive values as salted hashes only
             provider_ids=dict(observed.provider_ids),
             dependencies=tuple(change.dependencies),

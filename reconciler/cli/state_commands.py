@@ -67,7 +67,7 @@ def state_show(address: str, directory: Path) -> None:
         json.dumps(
             {
                 "address": record.address,
-                "kind": record.kind,
+                "resource_type": record.resource_type,
                 "attributes": record.attributes,
                 "provider_ids": dict(record.provider_ids),
                 "dependencies": list(record.dependencies),

@@ -34,7 +34,7 @@ def _declared_part(expected: Any, actual: Any) -> Any:
 
 def accepted_record(record: ResourceRecord, drift: ResourceDrift, salt: str) -> ResourceRecord:
     """`record` with every drifted attribute that has a place in the record set to reality."""
-    paths = expected_observation(record.kind, record.attributes).paths
+    paths = expected_observation(record.resource_type, record.attributes).paths
     attributes = copy.deepcopy(record.attributes)
     for change in drift.attributes:
         if not change.restorable or change.attribute not in paths:

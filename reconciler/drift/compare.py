@@ -106,7 +106,7 @@ def _compare(
     record: ResourceRecord, observed: Observed, salt: str
 ) -> tuple[list[AttributeDrift], list[Note]]:
     try:
-        expected = expected_observation(record.kind, record.attributes)
+        expected = expected_observation(record.resource_type, record.attributes)
     except ProviderError:  # a record poolform cannot read as a shape: nothing to compare
         return [], []
     drifts: list[AttributeDrift] = []
@@ -167,7 +167,7 @@ def detect_drift(
             if left is not None:
                 kept = ", ".join(f"{k} {v}" for k, v in sorted(left.provider_ids.items()))
                 reason = f"its instance group is gone from the provider ({kept} is left)"
-            drifted.append(ResourceDrift(record.address, record.kind, DELETED, reason))
+            drifted.append(ResourceDrift(record.address, record.resource_type, DELETED, reason))
             continue
         item = next(
             o for o in by_address[record.address] if is_same_resource(record.provider_ids, o)
@@ -189,7 +189,7 @@ def detect_drift(
             drifted.append(
                 ResourceDrift(
                     record.address,
-                    record.kind,
+                    record.resource_type,
                     CHANGED,
                     f"changed outside poolform: {names}",
                     tuple(changes),

@@ -146,7 +146,7 @@ def state_document(edits: list[Edit] | None) -> dict[str, Any]:
             resources.append(
                 {
                     "address": address,
-                    "kind": resource.resource_type,
+                    "resource_type": resource.resource_type,
                     "schema_version": 1,
                     "attributes": resource.attributes,
                     "provider_ids": {},

@@ -178,7 +178,7 @@ def test_reality_that_only_differs_cosmetically_or_by_scheduling_is_never_drift(
     high = low + span
     rec = record(zones=list(zone_list))
     rec = ResourceRecord(
-        rec.address, rec.kind, {**rec.attributes, "min_size": low, "max_size": high}, IDS
+        rec.address, rec.resource_type, {**rec.attributes, "min_size": low, "max_size": high}, IDS
     )
     shown = list(zone_list)
     shuffle.shuffle(shown)

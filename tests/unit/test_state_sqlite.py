@@ -125,7 +125,7 @@ def test_records_round_trip_in_address_order(backend: SqliteStateBackend) -> Non
     lineage = backend.read().lineage
     full = ResourceRecord(
         address="machine_pool.demo.machine_type.reserved-a100",
-        kind="machine_pool.machine_type",
+        resource_type="machine_pool.machine_type",
         attributes={"zones": ["us-east-1a"], "warm": 2, "ratio": 0.5, "name": "Größe", "x": None},
         provider_ids={"launch_template": "lt-123", "group": "asg-9"},
         dependencies=("cluster.main", "resource_pool.gpu"),
