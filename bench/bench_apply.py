@@ -82,7 +82,7 @@ def wrap(owner, attr, name):
 
 import reconciler.cli.main as cli_main
 import reconciler.apply, reconciler.loading, reconciler.plan, reconciler.render
-import reconciler.workspace, reconciler.plan.expand
+import reconciler.drift.refresh, reconciler.plan.expand
 from reconciler.apply.execute import ChangeExecutor
 from providers.local.provider import LocalProvider
 from state.sqlite import SqliteStateBackend
@@ -97,7 +97,7 @@ for attr in ("record_intent", "write_resource", "delete_resource", "clear_intent
     wrap(SqliteStateBackend, attr, f"state.{attr}")
 wrap(SqliteStateBackend, "__init__", "phase: open state db")
 wrap(reconciler.loading, "load_configuration", "phase: load configuration")
-wrap(reconciler.workspace, "refresh_state", "phase: refresh (provider.list)")
+wrap(reconciler.drift.refresh, "refresh_all", "phase: refresh (provider.list)")
 wrap(reconciler.plan, "make_plan", "phase: make_plan")
 wrap(reconciler.render, "render_text", "phase: render plan text")
 wrap(reconciler.plan.expand, "expand", "phase: expand (all calls)")

@@ -146,11 +146,11 @@ def record_state(directory: Path) -> int:
             salt = secret_salt(configuration, current.lineage)
         except ImportError:
             salt = current.lineage
-        desired = expand(configuration, salt=salt)
+        desired = expand(configuration, salt, environment={})
         records = [
             ResourceRecord(
                 address=r.address,
-                kind=r.resource_type,
+                resource_type=r.resource_type,
                 attributes=r.attributes,
                 dependencies=r.dependencies,
             )

@@ -29,11 +29,22 @@ class ErrorKind(enum.StrEnum):
 
 
 class ProviderError(Exception):
-    def __init__(self, kind: ErrorKind, message: str, *, address: str | None = None):
+    """`retried`: a retryable error the provider's own request layer already retried until its
+    budget ran out; nothing above retries it again (see providers/retry.py)."""
+
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        address: str | None = None,
+        retried: bool = False,
+    ):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.address = address
+        self.retried = retried
 
     def __str__(self) -> str:
         where = f"{self.address}: " if self.address else ""

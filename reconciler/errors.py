@@ -81,3 +81,7 @@ class YamlProblem(Exception):
     line: int
     column: int
     rule: str = field(default="yaml-syntax")
+
+
+class Cancelled(PoolformError):
+    """The user answered no when asked to confirm: nothing was changed."""

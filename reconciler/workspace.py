@@ -1,4 +1,5 @@
-"""Where a configuration's state lives, and opening it. The one place backends are chosen."""
+"""Where a configuration's state lives, and opening it and its provider: the I/O edge the use
+cases stand on. The one place backends are chosen."""
 
 from __future__ import annotations
 
@@ -6,14 +7,11 @@ import hashlib
 import hmac
 import os
 import secrets
-from dataclasses import replace
 from pathlib import Path
 
 from providers.protocol import Provider
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
-from reconciler.plan.refresh import RefreshResult
-from reconciler.plan.reread import Reread
 from state import StateBackend, StateSnapshot
 from state.sqlite import SqliteStateBackend, default_state_path
 
@@ -77,39 +75,3 @@ def read_state(configuration: Configuration, operation: str, lock_timeout: float
             return backend.read()
     finally:
         backend.close()
-
-
-def refresh_once(configuration: Configuration, snapshot: StateSnapshot, salt: str) -> RefreshResult:
-    """refresh_state with the configuration's provider, opened and closed around it."""
-    provider = open_provider(configuration)
-    try:
-        return refresh_state(provider, snapshot, salt)
-    finally:
-        provider.close()
-
-
-def refresh_state(provider: Provider, snapshot: StateSnapshot, salt: str) -> RefreshResult:
-    """One batched read of everything tagged with this state, matched against the records,
-    with the drift of what exists."""
-    from reconciler.apply.walker import RetryPolicy, call_with_retries
-    from reconciler.drift.compare import detect_drift
-    from reconciler.plan.refresh import match_observed
-
-    observed = call_with_retries(
-        lambda: provider.list(snapshot.lineage), RetryPolicy(), lambda *_: None
-    )
-    matched = match_observed(snapshot, observed)
-    return replace(matched, drift=detect_drift(snapshot, observed, salt, matched))
-
-
-def reread_touched(
-    provider: Provider, snapshot: StateSnapshot, rereads: Reread, salt: str
-) -> RefreshResult:
-    """A saved plan's objects, read back by id in one batched call; refused if one moved."""
-    from reconciler.apply.walker import RetryPolicy, call_with_retries
-    from reconciler.plan.reread import check_rereads, refresh_from_rereads
-
-    refs = list(rereads.refs.values())
-    observed = call_with_retries(lambda: provider.read(refs), RetryPolicy(), lambda *_: None)
-    check_rereads(rereads, observed, salt)
-    return refresh_from_rereads(snapshot, rereads, observed, salt)

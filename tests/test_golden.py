@@ -13,6 +13,7 @@ import pytest
 
 from reconciler.loading import load_configuration
 from reconciler.plan import Plan, PlanOptions, make_plan
+from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.render import render_markdown, render_text
 from reconciler.render.common import SENSITIVE_PREFIX
 from state import snapshot_from_json
@@ -36,7 +37,15 @@ def build(case: Path) -> Plan:
         configuration = load_configuration(Path("config"))
     finally:
         os.chdir(cwd)
-    return make_plan(configuration, snapshot, PlanOptions(**options))
+    # The golden cases salt sensitive values with the lineage: their expected files need no
+    # workspace secret.
+    return make_plan(
+        configuration,
+        RefreshedSnapshot.unrefreshed(snapshot),
+        PlanOptions(**options),
+        salt=snapshot.lineage,
+        environment={},
+    )
 
 
 def outputs(plan: Plan) -> dict[str, str]:

@@ -1,76 +1,53 @@
 """The apply walker: runs a plan's changes in dependency order with bounded parallelism.
 
-Each change starts as soon as everything it depends on is done. Retryable provider errors are
-retried with exponential backoff and full jitter; any other failure stops new work from
-starting, lets in-flight changes finish, and skips every change that depended on the failure.
-State is written by `execute` after each change completes, never batched to the end.
+Each change starts as soon as everything it depends on is done. A retryable provider error is
+retried under the one retry policy (providers/retry.py): the whole change again, within one
+budget of attempts, unless the provider's request layer already spent its own. Any other failure
+stops new work from starting, lets in-flight changes finish, and skips every change that
+depended on the failure. State is written by `execute` after each change completes, never
+batched to the end. Time comes from an injected clock (elapsed times, backoff sleeps).
 """
 
 from __future__ import annotations
 
-import random
 import threading
-import time
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from providers.protocol import ErrorKind, ProviderError
+from providers.protocol import ProviderError
+from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.plan.model import Plan, ResourceChange
 
 Event = dict[str, Any]
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class RetryPolicy:
-    attempts: int = 8  # all attempts, the first included
-    base: float = 0.05  # seconds
-    cap: float = 5.0
-    sleep: Callable[[float], None] = time.sleep
-    random: Callable[[], float] = random.random
-
-    def delay(self, attempt: int) -> float:
-        """Full jitter: uniform in [0, min(cap, base * 2^attempt)]."""
-        return self.random() * min(self.cap, self.base * (2**attempt))
-
-
-@dataclass
 class ApplyResult:
-    done: list[str] = field(default_factory=list)
-    failed: dict[str, str] = field(default_factory=dict)  # address -> message
-    skipped: dict[str, str] = field(default_factory=dict)  # address -> the failure it depended on
-    not_started: list[str] = field(default_factory=list)  # stopped before its turn
+    done: tuple[str, ...] = ()  # in completion order
+    failed: Mapping[str, str] = field(default_factory=dict)  # address -> message
+    skipped: Mapping[str, str] = field(default_factory=dict)  # address -> the failure it needed
+    not_started: tuple[str, ...] = ()  # stopped before its turn
 
     @property
     def ok(self) -> bool:
         return not self.failed and not self.skipped and not self.not_started
 
 
-def call_with_retries(
-    call: Callable[[], T],
-    policy: RetryPolicy,
-    on_retry: Callable[[int, float, ProviderError], None],
-) -> T:
-    """`call()`, retried on retryable provider errors with jittered exponential backoff."""
-    for attempt in range(policy.attempts):
-        try:
-            return call()
-        except ProviderError as error:
-            if error.kind is not ErrorKind.RETRYABLE or attempt == policy.attempts - 1:
-                raise
-            delay = policy.delay(attempt)
-            on_retry(attempt + 1, delay, error)
-            policy.sleep(delay)
-    raise AssertionError("unreachable: the last attempt returns or raises")
+@dataclass
+class _Progress:
+    done: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    skipped: dict[str, str] = field(default_factory=dict)
 
 
 def _with_retries(
     change: ResourceChange,
     execute: Callable[[ResourceChange], None],
     policy: RetryPolicy,
+    clock: Clock,
     emit: Callable[[Event], None],
 ) -> None:
     def on_retry(attempt: int, delay: float, error: ProviderError) -> None:
@@ -84,7 +61,7 @@ def _with_retries(
             }
         )
 
-    call_with_retries(lambda: execute(change), policy, on_retry)
+    policy.call(lambda: execute(change), sleep=clock.sleep, on_retry=on_retry)
 
 
 def walk_plan(
@@ -94,7 +71,7 @@ def walk_plan(
     parallelism: int = 10,
     retry: RetryPolicy | None = None,
     emit: Callable[[Event], None] = lambda event: None,
-    clock: Callable[[], float] = time.monotonic,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> ApplyResult:
     """Apply every change of `plan` through `execute`, in graph order."""
     policy = retry or RetryPolicy()
@@ -107,7 +84,7 @@ def walk_plan(
             dependents[before].add(after)
     order = {c.address: i for i, c in enumerate(plan.changes)}
     ready = sorted((a for a, deps in waiting_on.items() if not deps), key=order.__getitem__)
-    result = ApplyResult()
+    result = _Progress()
     lock = threading.Lock()
     stopping = False
     started_at: dict[str, float] = {}
@@ -115,7 +92,7 @@ def walk_plan(
     def run(address: str) -> None:
         change = changes[address]
         emit({"type": "start", "address": address, "action": change.action.value})
-        _with_retries(change, execute, policy, emit)
+        _with_retries(change, execute, policy, clock, emit)
 
     def skip_dependents(address: str, cause: str) -> None:
         stack = list(dependents[address])
@@ -132,14 +109,14 @@ def walk_plan(
         while ready or running:
             while ready and not stopping and len(running) < parallelism:
                 address = ready.pop(0)
-                started_at[address] = clock()
+                started_at[address] = clock.monotonic()
                 running[pool.submit(run, address)] = address
             if not running:
                 break
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in sorted(finished, key=lambda f: order[running[f]]):
                 address = running.pop(future)
-                elapsed = round(clock() - started_at[address], 3)
+                elapsed = round(clock.monotonic() - started_at[address], 3)
                 error = future.exception()
                 with lock:
                     if error is None:
@@ -176,5 +153,9 @@ def walk_plan(
                         skip_dependents(address, address)
                         stopping = True
     finished_or_skipped = set(result.done) | set(result.failed) | set(result.skipped)
-    result.not_started = [c.address for c in plan.changes if c.address not in finished_or_skipped]
-    return result
+    return ApplyResult(
+        done=tuple(result.done),
+        failed=dict(result.failed),
+        skipped=dict(result.skipped),
+        not_started=tuple(c.address for c in plan.changes if c.address not in finished_or_skipped),
+    )

@@ -1,169 +1,92 @@
-"""apply and destroy: the commands that change capacity. Always under the state lock."""
+"""apply and destroy: the commands that change capacity (the use cases take the state lock).
+
+`apply --refresh-only` accepts what changed outside poolform into state instead, changing no
+capacity.
+"""
 
 from __future__ import annotations
 
-import getpass
-import hashlib
 import json
-import socket
-import sys
-from datetime import UTC, datetime
+import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from reconciler.cli.plan_commands import lock_timeout_option, parse_timeout, use_color
+from reconciler.cli.common import (
+    EXIT_ERROR,
+    EXIT_OK,
+    lock_timeout_option,
+    parse_timeout,
+    terminal_confirm,
+)
+from reconciler.cli.output import emit_drift, use_color
+from reconciler.cli.progress import Reporter, reporter_for
 from reconciler.errors import PoolformError
 
-
-def confirm(auto_approve: bool, what: str) -> None:
-    if auto_approve:
-        return
-    if not sys.stdin.isatty():
-        raise PoolformError(
-            f"{what} needs confirmation and there is no terminal to ask on",
-            hint="review with `poolform plan`, then pass --auto-approve (or apply a saved plan)",
-        )
-    answer = click.prompt(
-        f"\nDo you want to {what}? Only 'yes' will be accepted", default="", show_default=False
-    )
-    if answer.strip() != "yes":
-        raise PoolformError(f"{what} cancelled")
+if TYPE_CHECKING:
+    from reconciler.plan import Plan
+    from reconciler.usecases.applying import AppliedPlan
 
 
-def run_apply(
-    target: Path,
-    *,
-    auto_approve: bool,
-    parallelism: int,
-    as_json: bool,
-    lock_timeout: float,
-    destroy: bool = False,
-    refresh_only: bool = False,
-    targets: tuple[str, ...] = (),
-    replace: tuple[str, ...] = (),
-) -> int:
-    from reconciler.apply import walk_plan
-    from reconciler.apply.execute import ChangeExecutor
-    from reconciler.cli.progress import reporter_for
-    from reconciler.loading import load_configuration
-    from reconciler.plan import PlanOptions, make_plan
-    from reconciler.plan.expand import expand
-    from reconciler.plan.planfile import check_saved_origin, check_saved_plan, read_plan
-    from reconciler.render import render_text
-    from reconciler.workspace import (
-        open_provider,
-        open_state,
-        refresh_state,
-        reread_touched,
-        secret_salt,
-    )
-    from state import HistoryEntry
-    from state.locking import lock_state
+class ApplyView:
+    """What apply shows: the plan before confirmation (as text; a saved plan was reviewed
+    already), then one progress line or JSON event per step. The reporter starts with the
+    first event, after any prompt."""
 
-    if refresh_only:
-        from reconciler.cli.drift_commands import accept_drift
+    def __init__(self, as_json: bool, *, show_plan: bool = True):
+        self.as_json = as_json
+        self.show_plan = show_plan and not as_json
+        self.total = 0
+        self.reporter: Reporter | None = None
 
-        if target.is_file() or destroy or targets or replace:
-            raise PoolformError(
-                "--refresh-only takes a configuration directory and no other plan options"
-            )
-        return accept_drift(
-            target, auto_approve=auto_approve, as_json=as_json, lock_timeout=lock_timeout
-        )
-    saved = None
-    saved_file = None
-    directory = target
-    if target.is_file():
-        saved_file = read_plan(target)
-        saved, directory = saved_file.plan, saved_file.directory
-    configuration = load_configuration(directory)
-    if saved is not None and (targets or replace):
-        raise PoolformError(
-            "--target and --replace belong to the plan; a saved plan already has them"
-        )
-    options = (
-        saved.options if saved else PlanOptions(destroy=destroy, targets=targets, replace=replace)
-    )
-    backend = open_state(configuration)
-    provider = open_provider(configuration)
-    try:
-        with lock_state(backend, "destroy" if options.destroy else "apply", lock_timeout):
-            snapshot = backend.read()
-            salt = secret_salt(configuration, snapshot.lineage)
-            refreshed = None
-            if saved_file is not None and saved_file.rereads is not None:
-                check_saved_origin(
-                    saved_file.plan, configuration.digest, snapshot.lineage, snapshot.serial
-                )
-                # Only what the plan touches, by id: not the whole fleet.
-                refreshed = reread_touched(provider, snapshot, saved_file.rereads, salt)
-            elif options.refresh:
-                refreshed = refresh_state(provider, snapshot, salt)
-            plan = make_plan(configuration, snapshot, options, salt=salt, refresh=refreshed)
-            if saved is not None:
-                check_saved_plan(
-                    saved, configuration.digest, snapshot.lineage, snapshot.serial, plan
-                )
-            elif not as_json:
-                click.echo(render_text(plan, color=use_color()), nl=False)
-            if not plan.has_changes:
-                if as_json:
-                    click.echo(json.dumps({"type": "summary", "changes": 0}))
-                return 0
-            if saved is None:
-                confirm(
-                    auto_approve,
-                    "destroy all of this capacity" if options.destroy else "apply these changes",
-                )
-            executor = ChangeExecutor(
-                provider, backend, snapshot, expand(configuration, salt, reveal=True)
-            )
-            reporter = reporter_for(len(plan.changes), as_json)
-            try:
-                result = walk_plan(plan, executor, parallelism=parallelism, emit=reporter)
-            finally:
-                reporter.close()
-            plan_hash = hashlib.sha256(
-                json.dumps(plan.to_json(), sort_keys=True).encode()
-            ).hexdigest()
-            backend.append_history(
-                HistoryEntry(
-                    time=datetime.now(UTC).isoformat(timespec="seconds"),
-                    user=f"{getpass.getuser()}@{socket.gethostname()}",
-                    plan_hash=plan_hash,
-                    changes=len(result.done),
-                    outcome="ok" if result.ok else "failed",
-                    serial=backend.read().serial,
-                )
-            )
-    finally:
-        provider.close()
-        backend.close()
-    summary = plan.summary
+    def plan(self, plan: Plan) -> None:
+        from reconciler.render import render_text
+
+        self.total = len(plan.changes)
+        if self.show_plan:
+            click.echo(render_text(plan, color=use_color()), nl=False)
+
+    def event(self, event: dict[str, Any]) -> None:
+        if self.reporter is None:
+            self.reporter = reporter_for(self.total, self.as_json)
+        self.reporter(event)
+
+    def close(self) -> None:
+        if self.reporter is not None:
+            self.reporter.close()
+
+
+def report_applied(applied: AppliedPlan, as_json: bool) -> int:
+    result = applied.result
+    if result is None:
+        if as_json:
+            click.echo(json.dumps({"type": "summary", "changes": 0}))
+        return EXIT_OK
+    summary = applied.plan.summary
     if as_json:
         click.echo(
             json.dumps(
                 {
                     "type": "summary",
-                    "done": result.done,
-                    "failed": result.failed,
-                    "skipped": result.skipped,
-                    "not_started": result.not_started,
+                    "done": list(result.done),
+                    "failed": dict(result.failed),
+                    "skipped": dict(result.skipped),
+                    "not_started": list(result.not_started),
                 },
                 sort_keys=True,
             )
         )
     if result.ok:
         if not as_json:
-            if options.destroy:
+            if applied.plan.options.destroy:
                 click.echo(f"\nDestroy complete! Resources: {summary.destroy} destroyed.")
             else:
                 click.echo(
                     f"\nApply complete! Resources: {summary.add} added, {summary.change} changed, "
                     f"{summary.replace} replaced, {summary.destroy} destroyed."
                 )
-        return 0
+        return EXIT_OK
     click.echo(
         f"\nApply failed: {len(result.done)} done, {len(result.failed)} failed, "
         f"{len(result.skipped)} skipped, {len(result.not_started)} not started.",
@@ -173,7 +96,33 @@ def run_apply(
         click.echo(f"  failed: {address}: {message}", err=True)
     for address, cause in result.skipped.items():
         click.echo(f"  skipped: {address} (depends on {cause})", err=True)
-    return 1
+    return EXIT_ERROR
+
+
+def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_timeout: float) -> int:
+    """`apply --refresh-only`: record reality in state. Capacity is not touched."""
+    from reconciler.usecases.drifting import accept_drift as accept
+
+    accepted = accept(
+        directory,
+        confirm=terminal_confirm(auto_approve),
+        on_report=lambda report: emit_drift(report, as_json, False),
+        lock_timeout=lock_timeout,
+    )
+    if as_json:
+        return EXIT_OK
+    if not accepted.accepted:
+        click.echo("\nNothing to accept: state already matches reality.")
+        return EXIT_OK
+    click.echo(
+        f"\nAccepted {accepted.accepted} drifted resource(s) into state; capacity unchanged."
+    )
+    if accepted.report.unmanaged:
+        click.echo(
+            f"{len(accepted.report.unmanaged)} unmanaged resource(s) left alone: "
+            "`poolform plan` deletes them, `poolform import` takes one under management."
+        )
+    return EXIT_OK
 
 
 @click.command()
@@ -204,16 +153,33 @@ def apply(
     lock_timeout: str,
 ) -> int:
     """Apply a configuration directory (after confirmation) or a saved plan (exactly its steps)."""
-    return run_apply(
-        target,
-        auto_approve=auto_approve,
-        parallelism=parallelism,
-        as_json=as_json,
-        lock_timeout=parse_timeout(lock_timeout),
-        refresh_only=refresh_only,
-        targets=targets,
-        replace=replace,
-    )
+    from reconciler.plan import PlanOptions
+    from reconciler.usecases.applying import apply_plan
+
+    timeout = parse_timeout(lock_timeout)
+    if refresh_only:
+        if target.is_file() or targets or replace:
+            raise PoolformError(
+                "--refresh-only takes a configuration directory and no other plan options"
+            )
+        return accept_drift(
+            target, auto_approve=auto_approve, as_json=as_json, lock_timeout=timeout
+        )
+    view = ApplyView(as_json, show_plan=not target.is_file())
+    try:
+        applied = apply_plan(
+            target,
+            options=PlanOptions(targets=targets, replace=replace),
+            confirm=terminal_confirm(auto_approve),
+            on_plan=view.plan,
+            on_event=view.event,
+            parallelism=parallelism,
+            lock_timeout=timeout,
+            environ=os.environ,
+        )
+    finally:
+        view.close()
+    return report_applied(applied, as_json)
 
 
 @click.command()
@@ -226,11 +192,19 @@ def destroy(
     directory: Path, auto_approve: bool, parallelism: int, as_json: bool, lock_timeout: str
 ) -> int:
     """Delete everything this configuration's state records."""
-    return run_apply(
-        directory,
-        auto_approve=auto_approve,
-        parallelism=parallelism,
-        as_json=as_json,
-        lock_timeout=parse_timeout(lock_timeout),
-        destroy=True,
-    )
+    from reconciler.usecases.applying import destroy as destroy_all
+
+    view = ApplyView(as_json)
+    try:
+        applied = destroy_all(
+            directory,
+            confirm=terminal_confirm(auto_approve),
+            on_plan=view.plan,
+            on_event=view.event,
+            parallelism=parallelism,
+            lock_timeout=parse_timeout(lock_timeout),
+            environ=os.environ,
+        )
+    finally:
+        view.close()
+    return report_applied(applied, as_json)

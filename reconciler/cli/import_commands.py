@@ -3,37 +3,16 @@ behind poolform's back (for drift and recovery demos)."""
 
 from __future__ import annotations
 
-import json
+import os
 from pathlib import Path
-from typing import Any
 
 import click
 
-from reconciler.cli.plan_commands import lock_timeout_option, parse_timeout
-from reconciler.errors import PoolformError
+from reconciler.cli.common import lock_timeout_option, parse_timeout
 
 DIR_OPTION = click.option(
     "--dir", "directory", type=click.Path(path_type=Path), default=".", show_default=True
 )
-
-
-def recorded_attributes(
-    desired: dict[str, Any], observed: dict[str, Any], resource_type: str
-) -> dict[str, Any]:
-    """What state records for an imported resource: the configuration's shape, with what the
-    provider reports laid over it, so the next plan shows how reality differs."""
-    if resource_type not in ("machine_type", "worker_pool"):
-        return {key: observed.get(key, value) for key, value in desired.items()}
-    attributes = json.loads(json.dumps(desired))
-    if resource_type == "machine_type":
-        template = attributes["launch_templates"][0]
-        for key in ("instance_type", "market_type"):
-            if key in observed:
-                template[key] = observed[key]
-        for key in ("min_size", "max_size"):
-            if key in observed:
-                attributes[key] = observed[key]
-    return attributes
 
 
 @click.command("import")
@@ -43,56 +22,17 @@ def recorded_attributes(
 @lock_timeout_option
 def import_(address: str, provider_id: str, directory: Path, lock_timeout: str) -> None:
     """Record an existing resource (ID as the provider names it) at ADDRESS of the configuration."""
-    from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, TAG_TOKEN
-    from reconciler.loading import load_configuration
-    from reconciler.plan.expand import expand
-    from reconciler.workspace import open_provider, open_state, secret_salt
-    from state import ResourceRecord
-    from state.locking import lock_state
+    from reconciler.usecases.importing import import_resource
 
-    configuration = load_configuration(directory)
-    backend = open_state(configuration)
-    provider = open_provider(configuration)
-    try:
-        with lock_state(backend, "import", parse_timeout(lock_timeout)):
-            snapshot = backend.read()
-            desired = expand(configuration, secret_salt(configuration, snapshot.lineage)).get(
-                address
-            )
-            if desired is None:
-                raise PoolformError(
-                    f"{address} is not declared in {directory}",
-                    hint="declare it first; `poolform plan` lists addresses",
-                )
-            if address in snapshot:
-                raise PoolformError(
-                    f"{address} is already managed", hint="`poolform state rm` it first"
-                )
-            tags = {
-                TAG_LINEAGE: snapshot.lineage,
-                TAG_ADDRESS: address,
-                TAG_TOKEN: f"import-{provider_id}",
-            }
-            observed = provider.import_resource(address, desired.resource_type, provider_id, tags)
-            attributes = recorded_attributes(
-                desired.attributes, dict(observed.attributes), desired.resource_type
-            )
-            backend.write_resource(
-                ResourceRecord(
-                    address,
-                    desired.resource_type,
-                    attributes,
-                    dict(observed.provider_ids),
-                    desired.dependencies,
-                ),
-                expected_lineage=snapshot.lineage,
-            )
-    finally:
-        provider.close()
-        backend.close()
-    click.echo(
-        f"Imported {address} ({', '.join(f'{k}={v}' for k, v in sorted(observed.provider_ids.items()))})."
+    imported = import_resource(
+        directory,
+        address,
+        provider_id,
+        environ=os.environ,
+        lock_timeout=parse_timeout(lock_timeout),
     )
+    ids = ", ".join(f"{k}={v}" for k, v in sorted(imported.provider_ids.items()))
+    click.echo(f"Imported {address} ({ids}).")
     click.echo("Run `poolform plan` to see how it differs from the configuration.")
 
 

@@ -1,33 +1,21 @@
-"""`poolform`: the command group, error translation and exit codes.
-
-0 success, 1 error (usage errors included: 2 is reserved for "changes present"), 2 changes or
-drift where a command says so. Errors are one message on stderr; `--debug` adds the traceback.
-"""
+"""`poolform`: the command group. Each command module parses its arguments, calls a use case
+(reconciler/usecases), and renders the result; errors become messages and exit codes in one
+place (reconciler/cli/common.py)."""
 
 from __future__ import annotations
 
 import sys
-import traceback
 from collections.abc import Sequence
 
 import click
 
 from reconciler.cli.apply_commands import apply, destroy
+from reconciler.cli.common import EXIT_OK, exit_code_for
 from reconciler.cli.config_commands import effective, schema, validate
 from reconciler.cli.drift_commands import drift
 from reconciler.cli.import_commands import import_, local
 from reconciler.cli.plan_commands import graph, plan, show
 from reconciler.cli.state_commands import force_unlock, state
-from reconciler.errors import PoolformError
-
-EXIT_OK, EXIT_ERROR, EXIT_CHANGES = 0, 1, 2
-
-
-class ExitCode(Exception):
-    """Raised by a command that ends with a code other than 0 without an error (e.g. 2)."""
-
-    def __init__(self, code: int):
-        self.code = code
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
@@ -56,42 +44,12 @@ cli.add_command(local)
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
     try:
         result = cli.main(args=args, prog_name="poolform", standalone_mode=False)
-    except ExitCode as done:
-        return done.code
-    except PoolformError as error:
-        if debug:
-            traceback.print_exc()
-        click.echo(error.render(), err=True)
-        return EXIT_ERROR
-    except click.exceptions.Abort:
-        click.echo("error: aborted", err=True)
-        return EXIT_ERROR
-    except click.ClickException as error:
-        error.show()
-        return EXIT_ERROR
-    except click.exceptions.Exit as done:
-        return done.exit_code
-    except KeyboardInterrupt:
-        click.echo("error: interrupted", err=True)
-        return 130
-    except Exception as error:  # the last boundary: never a bare traceback
-        if debug:
-            traceback.print_exc()
-        # Translated here, imported only now: neither is needed to start the CLI.
-        from providers.protocol import ProviderError
-        from state.errors import StateError
-
-        if isinstance(error, StateError | ProviderError):
-            click.echo(f"error: {error}", err=True)
-            return EXIT_ERROR
-        click.echo(
-            f"internal error: {type(error).__name__}: {error} (run with --debug for details)",
-            err=True,
-        )
-        return EXIT_ERROR
+    except BaseException as error:  # the last boundary: never a bare traceback
+        if isinstance(error, SystemExit):
+            raise
+        return exit_code_for(error, debug="--debug" in args)
     return result if isinstance(result, int) else EXIT_OK
 
 

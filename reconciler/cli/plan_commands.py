@@ -2,97 +2,14 @@
 
 from __future__ import annotations
 
-import json
 import os
-import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
+from reconciler.cli.common import DIR, EXIT_CHANGES, EXIT_OK, lock_timeout_option, parse_timeout
+from reconciler.cli.output import emit_drift, emit_plan
 from reconciler.errors import PoolformError
-from reconciler.gcpause import collector_paused
-
-if TYPE_CHECKING:
-    from reconciler.loading import Configuration
-    from reconciler.plan import Plan
-    from reconciler.plan.reread import Reread
-
-DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
-
-
-def use_color() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
-
-
-lock_timeout_option = click.option(
-    "--lock-timeout",
-    default="0s",
-    show_default=True,
-    help="How long to wait for the state lock (e.g. 30s, 2m).",
-)
-
-
-def parse_timeout(text: str) -> float:
-    from schemas.quantities import parse_duration
-
-    try:
-        return float(parse_duration(text))
-    except ValueError as exc:
-        raise PoolformError(f"--lock-timeout: {exc}") from None
-
-
-@dataclass(frozen=True)
-class ComputedPlan:
-    plan: Plan
-    configuration: Configuration
-    rereads: Reread | None  # what applying it as a saved plan re-reads (None: not refreshed)
-
-
-def compute_plan(
-    directory: Path,
-    *,
-    destroy: bool = False,
-    targets: tuple[str, ...] = (),
-    replace: tuple[str, ...] = (),
-    refresh: bool = True,
-    lock_timeout: float = 0.0,
-) -> ComputedPlan:
-    """Load, read state under the lock, refresh, plan."""
-    from reconciler.loading import load_configuration
-    from reconciler.plan import PlanOptions, make_plan
-    from reconciler.workspace import read_state, refresh_once, secret_salt
-
-    configuration = load_configuration(directory)
-    snapshot = read_state(configuration, "plan", lock_timeout)
-    salt = secret_salt(configuration, snapshot.lineage)
-    refreshed = refresh_once(configuration, snapshot, salt) if refresh else None
-    options = PlanOptions(
-        destroy=destroy,
-        targets=targets,
-        replace=replace,
-        refresh=refresh,
-    )
-    with collector_paused():
-        result = make_plan(configuration, snapshot, options, salt=salt, refresh=refreshed)
-    rereads = None
-    if refreshed is not None:
-        from reconciler.plan.reread import plan_rereads
-
-        rereads = plan_rereads(result, snapshot, refreshed, salt)
-    return ComputedPlan(result, configuration, rereads)
-
-
-def emit(plan: Plan, as_json: bool, as_markdown: bool) -> None:
-    from reconciler.render import render_markdown, render_text
-
-    if as_json:
-        click.echo(json.dumps(plan.to_json(), indent=2, sort_keys=True))
-    elif as_markdown:
-        click.echo(render_markdown(plan))
-    else:
-        click.echo(render_text(plan, color=use_color()), nl=False)
 
 
 @click.command()
@@ -133,42 +50,36 @@ def plan(
     lock_timeout: str,
 ) -> int:
     """Show what apply would change: create, update in place, replace or delete."""
+    from reconciler.plan import PlanOptions
+    from reconciler.usecases.drifting import detect_drift
+    from reconciler.usecases.planning import plan_configuration, save_plan
+
     if as_json and as_markdown:
         raise PoolformError("choose one of --json and --markdown")
     if refresh_only:
-        from reconciler.cli.drift_commands import EXIT_DRIFT, detect, emit_drift
-
         if out or destroy or targets or replace or not refresh:
             raise PoolformError(
                 "--refresh-only plans no capacity changes: it takes no -out, --destroy, "
                 "--target, --replace or --no-refresh (run `poolform apply --refresh-only`)"
             )
-        report = detect(directory, parse_timeout(lock_timeout))
+        report = detect_drift(directory, lock_timeout=parse_timeout(lock_timeout))
         emit_drift(report, as_json, as_markdown)
         if report.drifted and not as_json:
             click.echo("\n`poolform apply --refresh-only` would record these values in state.")
-        return EXIT_DRIFT if detailed_exitcode and report.has_drift else 0
-    computed = compute_plan(
-        directory,
-        destroy=destroy,
-        targets=targets,
-        replace=replace,
-        refresh=refresh,
-        lock_timeout=parse_timeout(lock_timeout),
+        return EXIT_CHANGES if detailed_exitcode and report.has_drift else EXIT_OK
+    options = PlanOptions(destroy=destroy, targets=targets, replace=replace, refresh=refresh)
+    planned = plan_configuration(
+        directory, options, environ=os.environ, lock_timeout=parse_timeout(lock_timeout)
     )
-    result = computed.plan
-    with collector_paused():
-        emit(result, as_json, as_markdown)
+    emit_plan(planned.plan, as_json, as_markdown)
     if out is not None:
-        from reconciler.plan.planfile import write_plan
-
-        write_plan(result, out, directory, computed.rereads)
+        save_plan(planned, out)
         if not as_json:
             click.echo(
                 f"\nSaved the plan to {out}. Apply exactly these steps with: poolform apply {out}",
                 err=as_markdown,
             )
-    return 2 if detailed_exitcode and result.has_changes else 0
+    return EXIT_CHANGES if detailed_exitcode and planned.plan.has_changes else EXIT_OK
 
 
 @click.command()
@@ -177,9 +88,9 @@ def plan(
 @click.option("--markdown", "as_markdown", is_flag=True)
 def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
     """Render a saved plan."""
-    from reconciler.plan.planfile import read_plan
+    from reconciler.usecases.planning import read_saved_plan
 
-    emit(read_plan(planfile).plan, as_json, as_markdown)
+    emit_plan(read_saved_plan(planfile), as_json, as_markdown)
 
 
 @click.command()
@@ -190,7 +101,9 @@ def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
 @click.option("--destroy", is_flag=True)
 def graph(directory: Path, fmt: str, destroy: bool) -> None:
     """The change graph as a picture: actions coloured, order visible."""
+    from reconciler.plan import PlanOptions
     from reconciler.render import render_dot, render_mermaid
+    from reconciler.usecases.planning import plan_configuration
 
-    result = compute_plan(directory, destroy=destroy).plan
+    result = plan_configuration(directory, PlanOptions(destroy=destroy), environ=os.environ).plan
     click.echo(render_mermaid(result) if fmt == "mermaid" else render_dot(result))

@@ -6,10 +6,17 @@ import json
 import sys
 import threading
 import time
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import Any, Protocol, TextIO
 
 VERBS = {"create": "Creating", "update": "Updating", "replace": "Replacing", "delete": "Destroying"}
 DONE = {"create": "Created", "update": "Updated", "replace": "Replaced", "delete": "Destroyed"}
+
+
+class Reporter(Protocol):
+    def __call__(self, event: dict[str, Any]) -> None: ...
+
+    def close(self) -> None: ...
 
 
 class PlainReporter:
@@ -42,17 +49,18 @@ class PlainReporter:
 
 
 class JsonReporter:
-    """One JSON object per line (`apply --json`), with a timestamp."""
+    """One JSON object per line (`apply --json`), with a timestamp from `clock`."""
 
-    def __init__(self, stream: TextIO | None = None):
+    def __init__(self, stream: TextIO | None = None, clock: Callable[[], float] = time.time):
         # Resolved now, not at import: main(argv) may run many times under other stdouts.
         self.stream = stream or sys.stdout
+        self.clock = clock
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:
         with self._lock:
             print(
-                json.dumps({"time": round(time.time(), 3), **event}, sort_keys=True),
+                json.dumps({"time": round(self.clock(), 3), **event}, sort_keys=True),
                 file=self.stream,
                 flush=True,
             )
@@ -103,7 +111,7 @@ class RichReporter:
         self.progress.stop()
 
 
-def reporter_for(total: int, as_json: bool) -> PlainReporter | JsonReporter | RichReporter:
+def reporter_for(total: int, as_json: bool) -> Reporter:
     import os
 
     if as_json:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.plan_commands import lock_timeout_option, parse_timeout
+from reconciler.cli.common import lock_timeout_option, parse_timeout
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:

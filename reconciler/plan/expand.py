@@ -3,14 +3,18 @@
 A MachinePool becomes one resource per machine type (launch template + instance group), so a
 change to one machine type touches only that machine type. Addresses are stable and readable:
 `machine_pool.demo.machine_type.reserved-a100`, `compute_config.gpu-workers`, ...
+
+Pure: a sensitive value written as `${env:NAME}` is looked up in the `environment` mapping the
+caller passes in (the use case reads the process environment once, at the edge, for the names
+`environment_names` finds); nothing here reads os.environ.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,17 +45,17 @@ class DesiredResource:
     source: str | None = None
 
 
-def resolve_secret(value: str) -> str:
-    """A sensitive value as written, or read from the environment for `${env:NAME}`."""
+def resolve_secret(value: str, environment: Mapping[str, str]) -> str:
+    """A sensitive value as written, or its environment value for `${env:NAME}`."""
     match = _ENV_REF.match(value)
     if not match:
         return value
     name = match.group(1)
-    if name not in os.environ:
+    if name not in environment:
         raise PoolformError(
             f"environment variable {name} is not set (referenced as ${{env:{name}}})"
         )
-    return os.environ[name]
+    return environment[name]
 
 
 def hash_secret(value: str, salt: str) -> str:
@@ -60,42 +64,102 @@ def hash_secret(value: str, salt: str) -> str:
     return f"{SENSITIVE_PREFIX}{digest}"
 
 
-def _mask(data: Any, path: tuple[str, ...], salt: str, reveal: bool) -> Any:
+@dataclass(frozen=True)
+class _Sealing:
+    """How sensitive values are sealed: hashed with `salt`, or revealed for a provider call."""
+
+    salt: str
+    environment: Mapping[str, str]
+    reveal: bool
+
+    def __call__(self, value: Any) -> str:
+        clear = resolve_secret(str(value), self.environment)
+        return clear if self.reveal else hash_secret(clear, self.salt)
+
+
+def _mask(data: Any, path: tuple[str, ...], seal: _Sealing) -> Any:
     """Replace the value at a field path (lists traversed) with its salted hash, or with the
-    resolved clear value when `reveal` (for the provider call only, never stored)."""
+    resolved clear value when revealing (for the provider call only, never stored)."""
     if not path:
         if data is None or data == {} or data == []:
             return data
-        seal = (
-            (lambda v: resolve_secret(str(v)))
-            if reveal
-            else (lambda v: hash_secret(resolve_secret(str(v)), salt))
-        )
         if isinstance(data, dict):
             return {k: seal(v) for k, v in data.items()}
         return seal(data)
     if isinstance(data, list):
-        return [_mask(item, path, salt, reveal) for item in data]
+        return [_mask(item, path, seal) for item in data]
     if isinstance(data, dict) and path[0] in data:
-        return {**data, path[0]: _mask(data[path[0]], path[1:], salt, reveal)}
+        return {**data, path[0]: _mask(data[path[0]], path[1:], seal)}
     return data
 
 
 def masked_attributes(
-    model: Strict, salt: str, exclude: set[str] | None = None, *, reveal: bool = False
+    model: Strict,
+    salt: str,
+    exclude: set[str] | None = None,
+    *,
+    environment: Mapping[str, str],
+    reveal: bool = False,
 ) -> dict[str, Any]:
     data = model.model_dump(mode="json", exclude={"kind", "name", *(exclude or set())})
+    seal = _Sealing(salt, environment, reveal)
     for path in sensitive_paths(type(model)):
-        data = _mask(data, path, salt, reveal)
+        data = _mask(data, path, seal)
     return data
 
 
+def _sensitive_leaves(data: Any, path: tuple[str, ...]) -> Iterator[Any]:
+    """The values `_mask` seals at a field path, read from the models themselves."""
+    if isinstance(data, BaseModel):
+        if not path:
+            yield from data.model_dump(mode="json").values()
+        elif path[0] in type(data).model_fields:
+            yield from _sensitive_leaves(getattr(data, path[0]), path[1:])
+        return
+    if not path:
+        if isinstance(data, dict):
+            yield from data.values()
+        elif data is not None:
+            yield data
+        return
+    if isinstance(data, list | tuple):
+        for item in data:
+            yield from _sensitive_leaves(item, path)
+    elif isinstance(data, dict) and path[0] in data:
+        yield from _sensitive_leaves(data[path[0]], path[1:])
+
+
+def _expanded_models(configuration: Configuration) -> Iterator[BaseModel]:
+    for pool in configuration.of_kind(MachinePool):
+        yield from pool.machine_types
+    for kind in (ResourcePool, SubjectPolicy, ComputeConfig, WorkerPool):
+        yield from configuration.of_kind(kind)
+
+
+def environment_names(configuration: Configuration) -> frozenset[str]:
+    """Every NAME a sensitive value refers to as `${env:NAME}`: what the caller must look up."""
+    names: set[str] = set()
+    for model in _expanded_models(configuration):
+        for path in sensitive_paths(type(model)):
+            for value in _sensitive_leaves(model, path):
+                match = _ENV_REF.match(str(value))
+                if match:
+                    names.add(match.group(1))
+    return frozenset(names)
+
+
 def _machine_type(
-    pool: MachinePool, machine: MachineType, provider: str, salt: str, reveal: bool
+    pool: MachinePool, machine: MachineType, provider: str, salt: str, seal: _Sealing
 ) -> DesiredResource:
     attributes = {
         "provider": provider,
-        **masked_attributes(machine, salt, exclude={"machine_type"}, reveal=reveal),
+        **masked_attributes(
+            machine,
+            salt,
+            exclude={"machine_type"},
+            environment=seal.environment,
+            reveal=seal.reveal,
+        ),
     }
     attributes["min_size"] = machine.min_size
     attributes["max_size"] = machine.max_size
@@ -112,12 +176,21 @@ def _machine_type(
 
 
 def expand(
-    configuration: Configuration, salt: str, *, reveal: bool = False
+    configuration: Configuration,
+    salt: str,
+    *,
+    environment: Mapping[str, str],
+    reveal: bool = False,
 ) -> dict[str, DesiredResource]:
     """Every managed resource the configuration declares, by address. Sensitive values are
-    salted hashes, or with `reveal` their clear values (for provider calls, never stored)."""
+    salted hashes, or with `reveal` their clear values (for provider calls, never stored);
+    `${env:NAME}` values come from `environment`."""
     provider = configuration.cluster.provider
     resources: list[DesiredResource] = []
+    seal = _Sealing(salt, environment, reveal)
+
+    def masked(model: Strict) -> dict[str, Any]:
+        return masked_attributes(model, salt, environment=environment, reveal=reveal)
 
     def add(model: Document, resource: DesiredResource) -> None:
         resources.append(dataclasses.replace(resource, source=configuration.ref_of(model).file))
@@ -125,7 +198,7 @@ def expand(
     pools = {p.name: p for p in configuration.of_kind(MachinePool)}
     for pool in pools.values():
         for machine in pool.machine_types:
-            add(pool, _machine_type(pool, machine, pool.provider or provider, salt, reveal))
+            add(pool, _machine_type(pool, machine, pool.provider or provider, salt, seal))
     for rp in configuration.of_kind(ResourcePool):
         deps = (f"resource_pool.{rp.parent}",) if rp.parent else ()
         add(
@@ -134,7 +207,7 @@ def expand(
                 f"resource_pool.{rp.name}",
                 "resource_pool",
                 ResourcePool,
-                masked_attributes(rp, salt, reveal=reveal),
+                masked(rp),
                 deps,
             ),
         )
@@ -145,7 +218,7 @@ def expand(
                 f"subject_policy.{policy.name}",
                 "subject_policy",
                 SubjectPolicy,
-                masked_attributes(policy, salt, reveal=reveal),
+                masked(policy),
                 (f"resource_pool.{policy.pool}",),
             ),
         )
@@ -163,7 +236,7 @@ def expand(
                 f"compute_config.{cc.name}",
                 "compute_config",
                 ComputeConfig,
-                {"provider": provider, **masked_attributes(cc, salt, reveal=reveal)},
+                {"provider": provider, **masked(cc)},
                 tuple(uses),
             ),
         )
@@ -174,7 +247,7 @@ def expand(
                 f"worker_pool.{wp.name}",
                 "worker_pool",
                 WorkerPool,
-                {"provider": provider, **masked_attributes(wp, salt, reveal=reveal)},
+                {"provider": provider, **masked(wp)},
                 always_replace_reason=wp.always_replace_reason(),
                 rolling_instances=wp.pool.target,
                 max_surge=wp.max_surge,

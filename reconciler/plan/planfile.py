@@ -57,6 +57,16 @@ def write_plan(plan: Plan, path: Path, directory: Path, rereads: Reread | None =
     os.replace(tmp, path)
 
 
+def is_plan_file(path: Path) -> bool:
+    """Whether `path` is meant as a plan file: a JSON object naming itself a poolform plan
+    (damage is found by `read_plan`). A configuration's YAML file is not one."""
+    try:
+        head = path.read_bytes()
+    except OSError:
+        return False
+    return head.lstrip().startswith(b"{") and f'"{MAGIC}"'.encode() in head
+
+
 def read_plan(path: Path) -> SavedPlan:
     """The saved plan and the configuration directory it was made from."""
     try:

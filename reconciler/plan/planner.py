@@ -1,21 +1,19 @@
-"""make_plan: configuration + recorded state -> Plan. Pure: no I/O, no clock."""
+"""make_plan: configuration + a refreshed snapshot -> Plan. Pure: no I/O, no clock."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from reconciler.plan.diff import classify
 from reconciler.plan.expand import DesiredResource, expand
 from reconciler.plan.graph import build_order
+from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.plan.model import REASON_DRIFT, Action, Plan, PlanOptions, ResourceChange
 from reconciler.plan.refresh import RefreshResult, is_left_behind
 from state import ResourceRecord, StateSnapshot
-
-if TYPE_CHECKING:
-    from reconciler.drift.model import ResourceDrift
 
 
 def _matches(address: str, pattern: str) -> bool:
@@ -57,28 +55,22 @@ def _selected(
 
 def make_plan(
     configuration: Configuration,
-    snapshot: StateSnapshot,
-    options: PlanOptions | None = None,
+    refreshed: RefreshedSnapshot,
+    options: PlanOptions,
     *,
-    salt: str | None = None,
-    refresh: RefreshResult | None = None,
+    salt: str,
+    environment: Mapping[str, str],
 ) -> Plan:
-    """`salt` keys the hashes of sensitive values; the CLI passes the workspace's secret one
-    (reconciler.workspace.secret_salt). Without it, the lineage is used (tests, pure use).
-    `refresh` is what the provider reported, matched against state (see refresh.py)."""
-    refresh = refresh or RefreshResult()
-    options = options or PlanOptions()
+    """The plan that takes `refreshed` to `configuration`. Every input is explicit:
+    `refreshed` is what to diff against (the records with what drifted set to reality, and what
+    refresh matched: plan/inputs.py); `salt` keys the hashes of sensitive values (the
+    workspace's secret one: reconciler.workspace.secret_salt); `environment` holds the values of
+    the `${env:NAME}` references (expand.environment_names)."""
     if options.refresh_only:
         raise PoolformError("a refresh-only run accepts reality into state and plans no changes")
-    salt = salt if salt is not None else snapshot.lineage
-    drift = refresh.drift
-    if drift is not None:
-        # Diff against reality, so the plan restores what was changed by hand. (Imported here:
-        # drift builds on this package's refresh and expansion.)
-        from reconciler.drift.accept import accept_reality
-
-        snapshot = accept_reality(snapshot, drift, salt, forget_deleted=False)
-    desired = {} if options.destroy else expand(configuration, salt=salt)
+    snapshot = refreshed.snapshot
+    refresh = refreshed.found
+    desired = {} if options.destroy else expand(configuration, salt, environment=environment)
     recorded = {r.address: r for r in snapshot}
     recorded_deps = {a: r.dependencies for a, r in recorded.items()}
     for address in options.replace:
@@ -95,7 +87,9 @@ def make_plan(
     for address in addresses:
         resource = desired.get(address)
         record = recorded.get(address)
-        resource_type = resource.resource_type if resource else (record.resource_type if record else "")
+        resource_type = (
+            resource.resource_type if resource else (record.resource_type if record else "")
+        )
         gone = address in refresh.missing and resource is not None
         change = classify(
             resource,
@@ -113,8 +107,8 @@ def make_plan(
             change = _retitled(
                 change, "created by an interrupted apply: it will be adopted, not duplicated"
             )
-        elif drift is not None and (drifted := drift.get(address)) and resource is not None:
-            change = _restoring(change, drifted, resource, record)
+        elif address in refreshed.drifted and resource is not None:
+            change = _restoring(change, refreshed.drifted[address], resource, record)
         if record is not None and record.tainted and change.action in (Action.NOOP, Action.UPDATE):
             change = classify(
                 resource, record.attributes, address, resource_type, force_replace=True
@@ -170,16 +164,16 @@ def _cleanups(
 
 def _restoring(
     change: ResourceChange,
-    drifted: ResourceDrift,
+    drifted: tuple[str, ...],
     resource: DesiredResource,
     record: ResourceRecord | None,
 ) -> ResourceChange:
     """The change that undoes drift. A drifted attribute with no place in the record (a worker
     pool's chosen instance type, a count outside the bounds) is restored by replacing or
     resizing the resource, since a diff of the records cannot show it."""
-    names = ", ".join(a.attribute for a in drifted.attributes)
+    names = ", ".join(drifted)
     if change.action is Action.NOOP and record is not None:
-        only_count = all(a.attribute == "desired" for a in drifted.attributes)
+        only_count = all(attribute == "desired" for attribute in drifted)
         if only_count:
             return replace(
                 change,

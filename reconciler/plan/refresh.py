@@ -9,20 +9,17 @@ all of it. Three findings feed the plan:
 - orphans: tagged with this lineage, matching no record and no intent (e.g. the half-made copy
   of an interrupted replacement, or the launch template left of a group deleted by hand) ->
   deleted, so nothing is left running unaccounted for.
-Drift (attributes changed behind poolform's back) is found from the same read: reconciler/drift.
+Drift (attributes changed behind poolform's back) is found from the same read, by the refresh
+step in reconciler/drift/refresh.py, which builds on this matching.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from providers.protocol import TAG_TOKEN, Observed
 from state import StateSnapshot
-
-if TYPE_CHECKING:
-    from reconciler.drift.model import DriftReport
 
 
 @dataclass(frozen=True)
@@ -30,7 +27,6 @@ class RefreshResult:
     missing: frozenset[str] = frozenset()
     adoptable: frozenset[str] = frozenset()
     orphans: tuple[Observed, ...] = ()
-    drift: DriftReport | None = None  # attribute drift of the resources that exist
     observed: tuple[Observed, ...] = ()  # what the provider reported
 
 

@@ -5,8 +5,8 @@ configuration owns (a count the scheduler moves is left out, so scheduling betwe
 apply does not void the plan). Applying the saved plan reads only those objects, by id, in one
 batched call, and refuses the plan when a fingerprint differs: applying steps computed against
 a reality that has since changed would undo someone's change without anyone reviewing it.
-The same reads rebuild the refresh the plan was computed from, so the re-plan that proves the
-steps were not edited needs no full listing either. Pure.
+The same reads rebuild the refresh the plan was computed from (reconciler/drift/refresh.py), so
+the re-plan that proves the steps were not edited needs no full listing either. Pure.
 """
 
 from __future__ import annotations
@@ -14,14 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from providers.observable import INFORMATIONAL_KEYS, SCHEDULER_KEYS
 from providers.protocol import TAG_TOKEN, Observed, ResourceRef
-from reconciler.drift.compare import detect_drift
 from reconciler.errors import PoolformError
 from reconciler.plan.model import Plan
-from reconciler.plan.refresh import RefreshResult, is_same_resource, match_observed
+from reconciler.plan.refresh import RefreshResult, is_same_resource
 from state import StateSnapshot
 
 ABSENT = "absent"
@@ -89,7 +88,9 @@ def plan_rereads(plan: Plan, snapshot: StateSnapshot, refresh: RefreshResult, sa
             continue
         record = snapshot.get(change.address)
         if record is not None:
-            refs[change.address] = ResourceRef(record.address, record.resource_type, record.provider_ids)
+            refs[change.address] = ResourceRef(
+                record.address, record.resource_type, record.provider_ids
+            )
             continue
         intent = snapshot.intents.get(change.address)
         made = next(
@@ -120,17 +121,3 @@ def check_rereads(saved: Reread, observed: list[Observed], salt: str) -> None:
             f"{len(moved)} resource(s) this plan touches changed since it was made: {shown}",
             hint="run `poolform drift` to see what changed, then `poolform plan -out FILE` again",
         )
-
-
-def refresh_from_rereads(
-    snapshot: StateSnapshot, saved: Reread, observed: list[Observed], salt: str
-) -> RefreshResult:
-    """The refresh a plan was made from, rebuilt from the objects it touches."""
-    touched = {ref.address for ref in saved.refs.values()}
-    sub = replace(
-        snapshot,
-        resources={a: r for a, r in snapshot.resources.items() if a in touched},
-        intents={a: i for a, i in snapshot.intents.items() if a in touched},
-    )
-    matched = match_observed(sub, observed)
-    return replace(matched, drift=detect_drift(sub, observed, salt, matched))

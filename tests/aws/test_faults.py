@@ -16,7 +16,7 @@ from botocore.awsrequest import AWSResponse
 
 from providers.aws import AwsProvider
 from providers.protocol import ErrorKind, ProviderError
-from reconciler.apply.walker import RetryPolicy, call_with_retries
+from providers.retry import RetryPolicy
 
 from .conftest import machine
 
@@ -90,9 +90,10 @@ def test_a_throttle_past_botocore_is_retried_by_the_walker(
     provider.create(machine(lineage))
     faults = throttle("DescribeLaunchTemplates", times=4).install(provider)
     retries: list[ProviderError] = []
-    policy = RetryPolicy(sleep=lambda _: None)
-    observed = call_with_retries(
-        lambda: provider.list(lineage), policy, lambda _n, _d, error: retries.append(error)
+    observed = RetryPolicy().call(
+        lambda: provider.list(lineage),
+        sleep=lambda _: None,
+        on_retry=lambda _n, _d, error: retries.append(error),
     )
     assert len(observed) == 1
     assert [e.kind for e in retries] == [ErrorKind.RETRYABLE]

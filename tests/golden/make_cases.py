@@ -141,7 +141,7 @@ def state_document(edits: list[Edit] | None) -> dict[str, Any]:
     if edits is not None:
         with tempfile.TemporaryDirectory() as tmp:
             write_config(Path(tmp) / "config", edits)
-            desired = expand(load_configuration(Path(tmp) / "config"), salt=LINEAGE)
+            desired = expand(load_configuration(Path(tmp) / "config"), LINEAGE, environment={})
         for address, resource in sorted(desired.items()):
             resources.append(
                 {

@@ -24,7 +24,8 @@ def record_as_applied(directory: Path) -> None:
     configuration = load_configuration(directory)
     backend = SqliteStateBackend(default_state_path(directory))
     lineage = backend.read().lineage
-    for resource in expand(configuration, salt=secret_salt(configuration, lineage)).values():
+    salt = secret_salt(configuration, lineage)
+    for resource in expand(configuration, salt, environment={}).values():
         record = ResourceRecord(
             resource.address,
             resource.resource_type,
@@ -93,13 +94,24 @@ def test_tampered_plan_is_refused(run, quickstart: Path, tmp_path: Path) -> None
 
 def test_stale_plan_is_refused_when_state_moved_on(quickstart: Path, tmp_path: Path) -> None:
     from reconciler.errors import PoolformError
-    from reconciler.plan import make_plan
+    from reconciler.plan import PlanOptions, make_plan
+    from reconciler.plan.inputs import RefreshedSnapshot
     from reconciler.plan.planfile import check_saved_plan
+    from state import StateSnapshot
+
+    def plan_of(snapshot: StateSnapshot):
+        return make_plan(
+            configuration,
+            RefreshedSnapshot.unrefreshed(snapshot),
+            PlanOptions(),
+            salt=snapshot.lineage,
+            environment={},
+        )
 
     configuration = load_configuration(quickstart)
     backend = SqliteStateBackend(default_state_path(quickstart))
     before = backend.read()
-    saved = make_plan(configuration, before)
+    saved = plan_of(before)
     record_as_applied(quickstart)
     after = backend.read()
     with pytest.raises(PoolformError, match="state changed since this plan was made"):
@@ -108,7 +120,7 @@ def test_stale_plan_is_refused_when_state_moved_on(quickstart: Path, tmp_path: P
             configuration.digest,
             after.lineage,
             after.serial,
-            make_plan(configuration, after),
+            plan_of(after),
         )
     backend.close()
 

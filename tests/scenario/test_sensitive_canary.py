@@ -53,7 +53,9 @@ def test_canary_appears_in_no_output_and_no_file(
     configuration = load_configuration(directory)
     backend = SqliteStateBackend(default_state_path(directory))
     lineage = backend.read().lineage
-    for resource in expand(configuration, salt=secret_salt(configuration, lineage)).values():
+    salt = secret_salt(configuration, lineage)
+    environment = {"POOLFORM_TEST_SECRET": CANARY}
+    for resource in expand(configuration, salt, environment=environment).values():
         backend.write_resource(
             ResourceRecord(resource.address, resource.resource_type, resource.attributes),
             expected_lineage=lineage,

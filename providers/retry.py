@@ -1,0 +1,108 @@
+"""Time and retries for everything that calls a provider: one clock seam, one retry policy.
+
+A retryable failure is retried by exactly one layer, under one budget, never by two nested ones:
+
+- the cloud SDK's request layer where a provider has one: the GCP provider's boundary retries
+  each request with this policy (`retries` setting), botocore's standard retry mode retries each
+  AWS request (`max_attempts` setting). An error such a layer gave up on arrives marked
+  `ProviderError.retried`, and nothing above retries it again;
+- otherwise the caller: the apply walker retries the whole change (same idempotency token, so a
+  retried create never makes a second copy), refresh retries its list or read. The local
+  provider's faults, AWS Auto Scaling's "activity in progress", and a wait that timed out are
+  retried here.
+So a change whose calls keep failing makes at most one budget of calls: `attempts` for the
+walker's layer, or the SDK layer's own attempts, not their product.
+
+Backoff is exponential with full jitter: attempt n (0-based) waits uniform(0, min(cap,
+base * 2**n)) seconds. Sleeping goes through an injected `sleep` (a Clock's), so tests need no
+real time.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol, TypeVar
+
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+
+from providers.protocol import ErrorKind, ProviderError
+
+T = TypeVar("T")
+OnRetry = Callable[[int, float, ProviderError], None]  # (retry number from 1, delay, error)
+
+
+class Clock(Protocol):
+    """Where the time comes from: a monotonic reading, a way to wait, and the wall time (UTC)
+    for records such as the apply history."""
+
+    def monotonic(self) -> float: ...
+
+    def sleep(self, seconds: float) -> None: ...
+
+    def now(self) -> datetime: ...
+
+
+class SystemClock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+SYSTEM_CLOCK: Clock = SystemClock()
+
+
+def is_retryable(error: BaseException) -> bool:
+    """Retryable, and not already given up on by a lower layer."""
+    return (
+        isinstance(error, ProviderError) and error.kind is ErrorKind.RETRYABLE and not error.retried
+    )
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    attempts: int = 8  # all attempts, the first included: the budget
+    base: float = 0.05  # seconds
+    cap: float = 5.0
+    random: Callable[[], float] = random.random
+
+    def delay(self, retry: int) -> float:
+        """Full jitter before retry number `retry` (0-based): uniform in [0, min(cap, base*2^n)]."""
+        return self.random() * min(self.cap, self.base * 2.0**retry)
+
+    def call(
+        self,
+        call: Callable[[], T],
+        *,
+        sleep: Callable[[float], None],
+        on_retry: OnRetry | None = None,
+    ) -> T:
+        """`call()`, retried while it raises a retryable ProviderError, at most `attempts`
+        times in all; the last error is re-raised as it was."""
+
+        def wait(state: RetryCallState) -> float:
+            return self.delay(state.attempt_number - 1)
+
+        def before_sleep(state: RetryCallState) -> None:
+            error = state.outcome.exception() if state.outcome else None
+            if on_retry is not None and isinstance(error, ProviderError):
+                delay = state.next_action.sleep if state.next_action else 0.0
+                on_retry(state.attempt_number, delay, error)
+
+        retrying = Retrying(
+            stop=stop_after_attempt(max(1, self.attempts)),
+            wait=wait,
+            retry=retry_if_exception(is_retryable),
+            sleep=sleep,
+            before_sleep=before_sleep,
+            reraise=True,
+        )
+        return retrying(call)

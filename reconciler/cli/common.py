@@ -1,0 +1,108 @@
+"""What every command module shares: argument and option definitions, the terminal prompt,
+and the one mapping from errors to messages and exit codes.
+
+Exit codes: 0 success, 1 error (usage errors included: 2 is reserved), 2 changes present or
+drift where a command says so, 130 interrupted (Ctrl-C). An error is one message on stderr;
+`--debug` adds the traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+
+import click
+
+from reconciler.errors import PoolformError
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_CHANGES = 2  # plan --detailed-exitcode: changes present; drift: drift found
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+
+DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
+
+lock_timeout_option = click.option(
+    "--lock-timeout",
+    default="0s",
+    show_default=True,
+    help="How long to wait for the state lock (e.g. 30s, 2m).",
+)
+
+
+def parse_timeout(text: str) -> float:
+    from schemas.quantities import parse_duration
+
+    try:
+        return float(parse_duration(text))
+    except ValueError as exc:
+        raise PoolformError(f"--lock-timeout: {exc}") from None
+
+
+def terminal_confirm(auto_approve: bool) -> Callable[[str], bool]:
+    """The `confirm` a use case asks: yes with --auto-approve, else only a typed `yes` on a
+    terminal. Without a terminal there is no one to ask: an error that says what to do."""
+
+    def confirm(question: str) -> bool:
+        if auto_approve:
+            return True
+        if not sys.stdin.isatty():
+            raise PoolformError(
+                f"{question} needs confirmation and there is no terminal to ask on",
+                hint="review with `poolform plan`, then pass --auto-approve "
+                "(or apply a saved plan)",
+            )
+        answer = click.prompt(
+            f"\nDo you want to {question}? Only 'yes' will be accepted",
+            default="",
+            show_default=False,
+        )
+        return bool(answer.strip() == "yes")
+
+    return confirm
+
+
+def _interrupted(error: BaseException) -> bool:
+    """Ctrl-C, also when click turned it into Abort on the way up."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def exit_code_for(error: BaseException, *, debug: bool) -> int:
+    """Report `error` on stderr the way a user should see it, and the exit code it means."""
+    if isinstance(error, click.exceptions.Exit):
+        return error.exit_code
+    if _interrupted(error):
+        # The state lock is released and every change already started has finished and been
+        # recorded by the time the exception reaches here.
+        click.echo("error: interrupted", err=True)
+        return EXIT_INTERRUPTED
+    if debug and not isinstance(error, click.ClickException | click.exceptions.Abort):
+        traceback.print_exception(error)
+    if isinstance(error, PoolformError):
+        click.echo(error.render(), err=True)
+        return EXIT_ERROR
+    if isinstance(error, click.exceptions.Abort):
+        click.echo("error: aborted", err=True)
+        return EXIT_ERROR
+    if isinstance(error, click.ClickException):
+        error.show()
+        return EXIT_ERROR
+    # Translated here, imported only now: neither is needed to start the CLI.
+    from providers.protocol import ProviderError
+    from state.errors import StateError
+
+    if isinstance(error, StateError | ProviderError):
+        click.echo(f"error: {error}", err=True)
+        return EXIT_ERROR
+    click.echo(
+        f"internal error: {type(error).__name__}: {error} (run with --debug for details)",
+        err=True,
+    )
+    return EXIT_ERROR

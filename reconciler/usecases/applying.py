@@ -1,0 +1,214 @@
+"""Applying: a configuration directory (planned now, then confirmed) or a saved plan (its
+reviewed steps, verified against a re-plan), and destroy. Always under the state lock."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from providers.protocol import Provider
+from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
+from reconciler.apply import ApplyResult, walk_plan
+from reconciler.apply.execute import ChangeExecutor
+from reconciler.drift.refresh import refresh_all, refresh_saved
+from reconciler.errors import PoolformError
+from reconciler.loading import Configuration
+from reconciler.plan import Plan, PlanOptions, make_plan
+from reconciler.plan.expand import expand
+from reconciler.plan.inputs import RefreshedSnapshot
+from reconciler.plan.planfile import (
+    SavedPlan,
+    check_saved_origin,
+    check_saved_plan,
+    is_plan_file,
+    read_plan,
+)
+from reconciler.usecases.common import (
+    Confirm,
+    EventSink,
+    confirmed,
+    environment_values,
+    ignore,
+    load_directory,
+    refuse_emptied,
+)
+from reconciler.workspace import open_provider, open_state, secret_salt
+from state import HistoryEntry, StateBackend, StateSnapshot, default_who, lock_state
+
+NOT_A_PLAN = "apply takes a plan file (from `poolform plan -out`) or a configuration directory"
+
+
+@dataclass(frozen=True)
+class AppliedPlan:
+    plan: Plan
+    result: ApplyResult | None  # None: the plan had nothing to do
+
+    @property
+    def ok(self) -> bool:
+        return self.result is None or self.result.ok
+
+
+@dataclass(frozen=True)
+class _How:
+    """How to apply, whatever is applied."""
+
+    confirm: Confirm
+    on_plan: Callable[[Plan], None]
+    on_event: EventSink
+    parallelism: int
+    lock_timeout: float
+    environ: Mapping[str, str]
+    retry: RetryPolicy
+    clock: Clock
+
+
+def apply_plan(
+    target: Path,
+    *,
+    options: PlanOptions | None = None,
+    confirm: Confirm,
+    on_plan: Callable[[Plan], None] = ignore,
+    on_event: EventSink = ignore,
+    parallelism: int = 10,
+    lock_timeout: float = 0.0,
+    environ: Mapping[str, str],
+    retry: RetryPolicy | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> AppliedPlan:
+    """Apply `target`: a saved plan file (exactly its steps; `confirm` is not asked, the plan
+    was reviewed) or a configuration directory (planned with `options`, applied once `confirm`
+    says yes). The plan about to be applied goes to `on_plan` first, progress to `on_event`."""
+    how = _How(
+        confirm,
+        on_plan,
+        on_event,
+        parallelism,
+        lock_timeout,
+        environ,
+        retry or RetryPolicy(),
+        clock,
+    )
+    options = options or PlanOptions()
+    if not target.is_file():
+        return _apply(load_directory(target, "apply"), options, None, how)
+    if not is_plan_file(target):
+        raise PoolformError(
+            NOT_A_PLAN,
+            hint=f"{target} is not a plan file; to apply the configuration it belongs to, "
+            f"give its directory: `poolform apply {target.parent}`",
+        )
+    saved = read_plan(target)
+    configuration = load_directory(saved.directory, "apply")
+    if options.targets or options.replace:
+        raise PoolformError(
+            "--target and --replace belong to the plan; a saved plan already has them"
+        )
+    return _apply(configuration, saved.plan.options, saved, how)
+
+
+def destroy(
+    directory: Path,
+    *,
+    confirm: Confirm,
+    on_plan: Callable[[Plan], None] = ignore,
+    on_event: EventSink = ignore,
+    parallelism: int = 10,
+    lock_timeout: float = 0.0,
+    environ: Mapping[str, str],
+    retry: RetryPolicy | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> AppliedPlan:
+    """Delete everything the configuration's state records, once `confirm` says yes."""
+    how = _How(
+        confirm,
+        on_plan,
+        on_event,
+        parallelism,
+        lock_timeout,
+        environ,
+        retry or RetryPolicy(),
+        clock,
+    )
+    return _apply(load_directory(directory, "destroy"), PlanOptions(destroy=True), None, how)
+
+
+def _apply(
+    configuration: Configuration, options: PlanOptions, saved: SavedPlan | None, how: _How
+) -> AppliedPlan:
+    backend = open_state(configuration)
+    provider = open_provider(configuration)
+    try:
+        with lock_state(backend, "destroy" if options.destroy else "apply", how.lock_timeout):
+            snapshot = backend.read()
+            refuse_emptied(configuration, snapshot, options.destroy)
+            salt = secret_salt(configuration, snapshot.lineage)
+            environment = environment_values(configuration, how.environ)
+            if saved is not None and saved.rereads is not None:
+                check_saved_origin(
+                    saved.plan, configuration.digest, snapshot.lineage, snapshot.serial
+                )
+            refreshed = _refreshed(provider, snapshot, salt, options, saved, how)
+            plan = make_plan(configuration, refreshed, options, salt=salt, environment=environment)
+            if saved is not None:
+                check_saved_plan(
+                    saved.plan, configuration.digest, snapshot.lineage, snapshot.serial, plan
+                )
+            how.on_plan(plan)
+            if not plan.has_changes:
+                return AppliedPlan(plan, None)
+            if saved is None:
+                question = (
+                    "destroy all of this capacity" if options.destroy else "apply these changes"
+                )
+                confirmed(how.confirm, question)
+            clear = expand(configuration, salt, environment=environment, reveal=True)
+            executor = ChangeExecutor(provider, backend, snapshot, clear)
+            result = walk_plan(
+                plan,
+                executor,
+                parallelism=how.parallelism,
+                retry=how.retry,
+                emit=how.on_event,
+                clock=how.clock,
+            )
+            _record_history(backend, plan, result, how.clock)
+    finally:
+        provider.close()
+        backend.close()
+    return AppliedPlan(plan, result)
+
+
+def _refreshed(
+    provider: Provider,
+    snapshot: StateSnapshot,
+    salt: str,
+    options: PlanOptions,
+    saved: SavedPlan | None,
+    how: _How,
+) -> RefreshedSnapshot:
+    """What to plan against: for a saved plan, only what it touches, re-read by id (refused if
+    it moved); otherwise one full refresh, or the records as they are with `--no-refresh`."""
+    if saved is not None and saved.rereads is not None:
+        return refresh_saved(
+            provider, snapshot, saved.rereads, salt, how.retry, how.clock
+        ).refreshed
+    if options.refresh:
+        return refresh_all(provider, snapshot, salt, how.retry, how.clock).refreshed
+    return RefreshedSnapshot.unrefreshed(snapshot)
+
+
+def _record_history(backend: StateBackend, plan: Plan, result: ApplyResult, clock: Clock) -> None:
+    plan_hash = hashlib.sha256(json.dumps(plan.to_json(), sort_keys=True).encode()).hexdigest()
+    backend.append_history(
+        HistoryEntry(
+            time=clock.now().isoformat(timespec="seconds"),
+            user=default_who(),
+            plan_hash=plan_hash,
+            changes=len(result.done),
+            outcome="ok" if result.ok else "failed",
+            serial=backend.read().serial,
+        )
+    )

@@ -1,0 +1,74 @@
+"""What the use cases share: the configuration directory, environment values, the safety rules
+that hold before anything is planned, and the provider opened for one refresh."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from providers.retry import Clock, RetryPolicy
+from reconciler.drift.refresh import Refresh, refresh_all
+from reconciler.errors import Cancelled, PoolformError
+from reconciler.loading import Configuration, load_configuration
+from reconciler.plan.expand import environment_names
+from reconciler.workspace import open_provider
+from state import StateSnapshot
+
+Confirm = Callable[[str], bool]  # asked "apply these changes" and the like; True goes on
+EventSink = Callable[[dict[str, Any]], None]  # apply progress: the `apply --json` events
+
+
+def ignore(_: object) -> None:
+    """A callback for results nobody needs to see."""
+
+
+def load_directory(path: Path, command: str) -> Configuration:
+    """The configuration in directory `path`. A configuration is a directory: planning one of
+    its files alone would plan to destroy everything the other files declare."""
+    if path.is_file():
+        raise PoolformError(
+            f"`poolform {command}` takes a configuration directory, not a file: {path}",
+            hint=f"a configuration is every *.yaml file of a directory: "
+            f"`poolform {command} {path.parent}`",
+        )
+    return load_configuration(path)
+
+
+def environment_values(configuration: Configuration, environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment values the configuration refers to as `${env:NAME}`, read once here."""
+    return {name: environ[name] for name in environment_names(configuration) if name in environ}
+
+
+def refuse_emptied(configuration: Configuration, snapshot: StateSnapshot, destroy: bool) -> None:
+    """A configuration that declares nothing while state records resources is a directory
+    emptied by mistake far more often than a wish to delete everything: that takes `destroy`."""
+    if destroy or configuration.documents or len(snapshot) == 0:
+        return
+    where = configuration.directory
+    raise PoolformError(
+        f"{where} declares nothing, but its state records {len(snapshot)} resource(s): "
+        "refusing to plan their deletion",
+        hint=f"to delete them, run `poolform destroy {where}`; otherwise restore the "
+        "configuration's files",
+    )
+
+
+def confirmed(confirm: Confirm, question: str) -> None:
+    if not confirm(question):
+        raise Cancelled(f"{question} cancelled")
+
+
+def refresh_with_provider(
+    configuration: Configuration,
+    snapshot: StateSnapshot,
+    salt: str,
+    retry: RetryPolicy,
+    clock: Clock,
+) -> Refresh:
+    """One full refresh with the configuration's provider, opened and closed around it."""
+    provider = open_provider(configuration)
+    try:
+        return refresh_all(provider, snapshot, salt, retry, clock)
+    finally:
+        provider.close()

@@ -1,0 +1,84 @@
+"""Drift: reality against recorded state (`drift`, `plan --refresh-only`), and accepting it into
+state (`apply --refresh-only`), which changes records and never capacity."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
+from reconciler.drift.accept import accepted_record
+from reconciler.drift.model import DELETED, DriftReport
+from reconciler.drift.refresh import refresh_all
+from reconciler.usecases.common import (
+    Confirm,
+    confirmed,
+    ignore,
+    load_directory,
+    refresh_with_provider,
+)
+from reconciler.workspace import open_provider, open_state, read_state, secret_salt
+from state import lock_state
+
+
+@dataclass(frozen=True)
+class AcceptedDrift:
+    report: DriftReport
+    accepted: int  # drifted resources written into state (0: nothing had drifted)
+
+
+def detect_drift(
+    directory: Path,
+    *,
+    lock_timeout: float = 0.0,
+    retry: RetryPolicy | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> DriftReport:
+    """Read state (briefly under the lock, so no apply is seen half-way), list what the provider
+    has in one batched refresh, and compare. Changes nothing."""
+    configuration = load_directory(directory, "drift")
+    snapshot = read_state(configuration, "drift", lock_timeout)
+    salt = secret_salt(configuration, snapshot.lineage)
+    return refresh_with_provider(
+        configuration, snapshot, salt, retry or RetryPolicy(), clock
+    ).report
+
+
+def accept_drift(
+    directory: Path,
+    *,
+    confirm: Confirm,
+    on_report: Callable[[DriftReport], None] = ignore,
+    lock_timeout: float = 0.0,
+    retry: RetryPolicy | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> AcceptedDrift:
+    """Record reality in state, under the lock, one state write per resource like any apply:
+    the report goes to `on_report`, and once `confirm` says yes every drifted record takes the
+    values the provider reports (a resource deleted by hand is forgotten)."""
+    configuration = load_directory(directory, "apply")
+    backend = open_state(configuration)
+    provider = open_provider(configuration)
+    try:
+        with lock_state(backend, "apply", lock_timeout):
+            snapshot = backend.read()
+            salt = secret_salt(configuration, snapshot.lineage)
+            report = refresh_all(provider, snapshot, salt, retry or RetryPolicy(), clock).report
+            on_report(report)
+            if not report.drifted:
+                return AcceptedDrift(report, 0)
+            confirmed(confirm, "accept these values into state")
+            for item in report.drifted:
+                if item.status == DELETED:
+                    backend.delete_resource(item.address, expected_lineage=snapshot.lineage)
+                    continue
+                record = snapshot.get(item.address)
+                assert record is not None  # drift is found only for recorded resources
+                backend.write_resource(
+                    accepted_record(record, item, salt), expected_lineage=snapshot.lineage
+                )
+    finally:
+        provider.close()
+        backend.close()
+    return AcceptedDrift(report, len(report.drifted))

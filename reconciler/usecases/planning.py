@@ -1,0 +1,66 @@
+"""Planning a configuration, and saved plans (`plan -out`, `show`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
+from reconciler.gcpause import collector_paused
+from reconciler.plan import Plan, PlanOptions, make_plan
+from reconciler.plan.inputs import RefreshedSnapshot
+from reconciler.plan.planfile import read_plan, write_plan
+from reconciler.plan.reread import Reread, plan_rereads
+from reconciler.usecases.common import (
+    environment_values,
+    load_directory,
+    refresh_with_provider,
+    refuse_emptied,
+)
+from reconciler.workspace import read_state, secret_salt
+
+
+@dataclass(frozen=True)
+class PlannedConfiguration:
+    plan: Plan
+    directory: Path  # as given: a saved plan keeps it so apply finds the configuration again
+    rereads: Reread | None  # what applying it as a saved plan re-reads (None: not refreshed)
+
+
+def plan_configuration(
+    directory: Path,
+    options: PlanOptions,
+    *,
+    environ: Mapping[str, str],
+    lock_timeout: float = 0.0,
+    retry: RetryPolicy | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> PlannedConfiguration:
+    """Load, read state (briefly under the lock, so no apply is seen half-way), refresh unless
+    `options.refresh` is off, and plan. Changes nothing but the state's first creation."""
+    configuration = load_directory(directory, "plan")
+    snapshot = read_state(configuration, "plan", lock_timeout)
+    refuse_emptied(configuration, snapshot, options.destroy)
+    salt = secret_salt(configuration, snapshot.lineage)
+    environment = environment_values(configuration, environ)
+    refresh = None
+    if options.refresh:
+        refresh = refresh_with_provider(
+            configuration, snapshot, salt, retry or RetryPolicy(), clock
+        )
+    refreshed = refresh.refreshed if refresh else RefreshedSnapshot.unrefreshed(snapshot)
+    with collector_paused():
+        plan = make_plan(configuration, refreshed, options, salt=salt, environment=environment)
+    rereads = plan_rereads(plan, snapshot, refresh.refreshed.found, salt) if refresh else None
+    return PlannedConfiguration(plan, directory, rereads)
+
+
+def save_plan(planned: PlannedConfiguration, path: Path) -> None:
+    """`plan -out FILE`: the plan, sealed, for `apply FILE`."""
+    write_plan(planned.plan, path, planned.directory, planned.rereads)
+
+
+def read_saved_plan(path: Path) -> Plan:
+    """The plan a `plan -out` file holds (refused when damaged or edited)."""
+    return read_plan(path).plan
