@@ -1,9 +1,12 @@
 """The one place AWS SDK errors become the protocol's four error kinds.
 
-Every SDK call of the AWS provider runs inside `translate(...)`. botocore has already retried
-throttling and 5xx responses a few times (standard retry mode) by the time an error arrives
-here; what is still retryable is handed to the apply walker as RETRYABLE, which backs off and
-tries the whole change again.
+Every SDK call of the AWS provider runs inside `translate(...)`. botocore's standard retry mode
+is the one retry layer for AWS requests, on purpose: it retries throttling, 5xx and dropped
+connections up to `max_attempts` per request, with a client-wide retry quota that keeps a
+throttled account from being hammered. An error it gave up on arrives here and leaves marked
+`retried`, so the apply walker does not retry it again (providers/retry.py). What botocore does
+not retry (Auto Scaling's "activity in progress", a launch that timed out while poolform waited)
+leaves RETRYABLE and unmarked: the walker retries the whole change.
 
 - RETRYABLE: throttling codes, HTTP 5xx, dropped connections and timeouts, and the "another
   operation on this group is in progress" faults of Auto Scaling.
@@ -154,6 +157,8 @@ def from_client_error(error: ClientError, launch: Launch | None = None) -> Provi
     status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
     operation = getattr(error, "operation_name", "") or "AWS call"
     kind = classify(code, status, message)
+    # botocore marks a response it stopped retrying because the attempts ran out.
+    spent = bool(error.response.get("ResponseMetadata", {}).get("MaxAttemptsReached"))
     if kind is ErrorKind.CAPACITY:
         text = capacity_message(code, message, launch)
     elif code in CREDENTIALS:
@@ -162,7 +167,7 @@ def from_client_error(error: ClientError, launch: Launch | None = None) -> Provi
         text = f"{operation}: {code}: {message} (the credentials lack an IAM permission)"
     else:
         text = f"{operation}: {code}: {message}"
-    return ProviderError(kind, text)
+    return ProviderError(kind, text, retried=spent and kind is ErrorKind.RETRYABLE)
 
 
 def from_botocore_error(error: BotoCoreError) -> ProviderError:
@@ -179,7 +184,8 @@ def from_botocore_error(error: BotoCoreError) -> ProviderError:
         ReadTimeoutError,
     )
     if isinstance(error, transient):
-        return ProviderError(ErrorKind.RETRYABLE, f"AWS endpoint: {error}")
+        # Connection errors are transient to botocore's standard mode: it spent its attempts.
+        return ProviderError(ErrorKind.RETRYABLE, f"AWS endpoint: {error}", retried=True)
     return ProviderError(ErrorKind.PERMANENT, f"AWS SDK: {error}")
 
 

@@ -13,8 +13,9 @@ capacity_timeout          seconds to wait for the instances a change launches (d
 instance_refresh_timeout  seconds to wait for a rolling instance refresh (default 3600)
 instance_warmup           seconds an instance refresh waits after each new instance
 poll_interval             seconds between polls while waiting (default 5)
-max_attempts              HTTP attempts per call, retries included (default 3); the apply
-                          walker retries whole changes on top of that
+max_attempts              HTTP attempts per call, retries included (default 3): botocore's
+                          standard retry mode is the one retry layer for AWS requests, and the
+                          apply walker never retries an error it gave up on
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The one place GCP errors become poolform's: every SDK call and operation wait passes here.
 
-`Boundary.call` counts the request (`api_calls`), retries throttling and 5xx with exponential
-backoff and jitter, and translates what is left into a `ProviderError`:
+`Boundary.call` counts the request (`api_calls`), retries throttling and 5xx under the one retry
+policy (providers/retry.py: `retries` extra attempts, full-jitter backoff from 0.5 s up to 8 s),
+and translates what is left into a `ProviderError`:
 
 - 429 / 500 / 502 / 503 / 504, DeadlineExceeded, connection errors      -> RETRYABLE
 - ZONE_RESOURCE_POOL_EXHAUSTED(_WITH_DETAILS), QUOTA_EXCEEDED, stockouts -> CAPACITY, with the
@@ -10,7 +11,9 @@ backoff and jitter, and translates what is left into a `ProviderError`:
 - everything else (bad request, permission, credentials)                 -> PERMANENT
 
 The client library's own retries are switched off (`retry=None` on every call), so each request
-is counted exactly once and retried only by the rules above.
+is counted exactly once and retried only by the rules above. This boundary is the one retry layer
+for GCP requests: a retryable error it gives up on leaves marked `retried`, and the apply walker
+does not retry it again (no nested 8 x 5 attempts).
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ import requests
 from google.api_core import exceptions as api
 
 from providers.protocol import ErrorKind, ProviderError
+from providers.retry import RetryPolicy
 
 T = TypeVar("T")
 
@@ -193,25 +197,30 @@ class Boundary:
         with self._lock:
             self.api_calls[method] += requests_sent
 
+    @property
+    def policy(self) -> RetryPolicy:
+        return RetryPolicy(attempts=self.retries + 1, base=0.5, cap=8.0, random=self._jitter)
+
     def call(self, method: str, send: Callable[[], T], *, conflict_ok: bool = False) -> T | None:
         """One request, retried while RETRYABLE. `conflict_ok`: a 409 (already exists, made by
         an earlier attempt with the same deterministic name) returns None instead of raising."""
-        attempt = 0
-        while True:
+
+        def once() -> T | None:
             self.count(method)
-            try:
-                with translating():
-                    try:
-                        return send()
-                    except api.Conflict:
-                        if conflict_ok:
-                            return None
-                        raise
-            except ProviderError as error:
-                if error.kind is not ErrorKind.RETRYABLE or attempt >= self.retries:
+            with translating():
+                try:
+                    return send()
+                except api.Conflict:
+                    if conflict_ok:
+                        return None
                     raise
-                self._sleep(min(8.0, 0.5 * 2**attempt) * (0.5 + self._jitter()))
-                attempt += 1
+
+        try:
+            return self.policy.call(once, sleep=self._sleep)
+        except ProviderError as error:
+            if error.kind is ErrorKind.RETRYABLE:
+                error.retried = True  # this layer spent the budget: nothing above retries it
+            raise
 
     def must(self, method: str, send: Callable[[], T]) -> T:
         result = self.call(method, send)

@@ -17,6 +17,9 @@ from botocore.awsrequest import AWSResponse
 from providers.aws import AwsProvider
 from providers.protocol import ErrorKind, ProviderError
 from providers.retry import RetryPolicy
+from reconciler.apply import walk_plan
+from reconciler.plan.model import Action, Plan, ResourceChange
+from tests.fakes import FakeClock
 
 from .conftest import machine
 
@@ -84,11 +87,29 @@ def test_botocore_retries_a_throttle_itself(provider: AwsProvider, lineage: str)
     assert provider.api_calls["DescribeLaunchTemplates"] == 3  # every attempt counted
 
 
-def test_a_throttle_past_botocore_is_retried_by_the_walker(
+def test_a_throttle_past_botocore_is_not_retried_again_by_the_walker(
+    provider: AwsProvider, lineage: str
+) -> None:
+    """botocore is the one retry layer for AWS requests: a change whose request keeps being
+    throttled makes max_attempts (3) sends, not 3 for each of the walker's 8 attempts."""
+    spec = machine(lineage)
+    faults = throttle("CreateLaunchTemplate", times=100).install(provider)
+    change = ResourceChange(spec.address, spec.resource_type, Action.CREATE, "new")
+    plan = Plan("d" * 64, lineage, 0, (change,), ((spec.address,),), ())
+    result = walk_plan(
+        plan, lambda _: provider.create(spec), retry=RetryPolicy(attempts=8), clock=FakeClock()
+    )
+    assert "RequestLimitExceeded" in result.failed[spec.address]
+    assert faults.sends == 3
+
+
+def test_what_botocore_does_not_retry_is_retried_by_the_walker(
     provider: AwsProvider, lineage: str
 ) -> None:
     provider.create(machine(lineage))
-    faults = throttle("DescribeLaunchTemplates", times=4).install(provider)
+    busy = "An update is already in progress for the group."
+    faults = Faults("DescribeAutoScalingGroups", 400, "ScalingActivityInProgress", busy, 2)
+    faults.install(provider)
     retries: list[ProviderError] = []
     observed = RetryPolicy().call(
         lambda: provider.list(lineage),
@@ -96,9 +117,8 @@ def test_a_throttle_past_botocore_is_retried_by_the_walker(
         on_retry=lambda _n, _d, error: retries.append(error),
     )
     assert len(observed) == 1
-    assert [e.kind for e in retries] == [ErrorKind.RETRYABLE]
-    assert "RequestLimitExceeded" in retries[0].message
-    assert faults.sends == 5  # 3 attempts by botocore, then the walker's call: 1 more + 1 ok
+    assert [(e.kind, e.retried) for e in retries] == [(ErrorKind.RETRYABLE, False)] * 2
+    assert faults.sends == 3  # one send per attempt: botocore left this one to the walker
 
 
 def test_an_auto_scaling_throttle_is_retryable(provider: AwsProvider, lineage: str) -> None:

@@ -106,7 +106,8 @@ def test_boundary_counts_and_retries_only_retryable() -> None:
         return answer
 
     assert boundary.call("m.get", send) == "ok"
-    assert boundary.api_calls["m.get"] == 3 and slept == [0.5, 1.0]
+    # the one policy's full jitter: uniform(0, min(8, 0.5 * 2**n)), here at half of the range
+    assert boundary.api_calls["m.get"] == 3 and slept == [0.25, 0.5]
     with pytest.raises(ProviderError):
         boundary.call("m.insert", lambda: (_ for _ in ()).throw(api.BadRequest("no")))
     assert boundary.api_calls["m.insert"] == 1
@@ -116,3 +117,15 @@ def test_boundary_counts_and_retries_only_retryable() -> None:
         )
         is None
     )
+
+
+def test_a_request_that_keeps_failing_is_sent_retries_plus_one_times_and_marked_retried() -> None:
+    boundary = Boundary(retries=3, sleep=lambda _: None)
+
+    def send() -> str:
+        raise api.ServiceUnavailable("down")
+
+    with pytest.raises(ProviderError) as raised:
+        boundary.call("m.get", send)
+    assert boundary.api_calls["m.get"] == 4
+    assert raised.value.kind is ErrorKind.RETRYABLE and raised.value.retried

@@ -119,3 +119,25 @@ def test_unreachable_endpoint_is_retryable(make_provider: Callable[..., GcpProvi
     with pytest.raises(ProviderError) as raised:
         provider.list(LINEAGE)
     assert raised.value.kind is ErrorKind.RETRYABLE and "unreachable" in raised.value.message
+
+
+def test_a_change_that_keeps_failing_makes_one_budget_of_calls_not_two(
+    provider: GcpProvider, cloud: FakeCloud
+) -> None:
+    """The boundary retries each request (retries=2: 3 sends); the walker does not retry the
+    change again on top of it, so 3 inserts are sent, not 3 x 8."""
+    from providers.retry import RetryPolicy
+    from reconciler.apply import walk_plan
+    from reconciler.plan.model import Action, Plan, ResourceChange
+    from tests.fakes import FakeClock
+
+    cloud.fail("instanceTemplates.insert", *[UNAVAILABLE] * 50)
+    spec = machine_type()
+    change = ResourceChange(spec.address, spec.resource_type, Action.CREATE, "new")
+    plan = Plan("d" * 64, LINEAGE, 0, (change,), ((spec.address,),), ())
+    result = walk_plan(
+        plan, lambda _: provider.create(spec), retry=RetryPolicy(attempts=8), clock=FakeClock()
+    )
+    assert list(result.failed) == [spec.address]
+    assert provider.api_calls["instanceTemplates.insert"] == 3
+    assert cloud.calls()["instanceTemplates.insert"] == 3
