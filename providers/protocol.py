@@ -12,7 +12,7 @@ import builtins
 import enum
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol
 
 # Tags every resource poolform creates carries, so a resource created just before a crash is
 # found and adopted by the next plan.
@@ -95,9 +95,9 @@ class ResourceRef:
     provider_ids: Mapping[str, str]
 
 
-@runtime_checkable
 class Provider(Protocol):
-    name: str
+    """Implementations are held to this protocol by the type checker where they are registered
+    (providers/registry.py), not at run time."""
 
     def list(self, lineage: str) -> list[Observed]:
         """Everything tagged with this state's lineage, in a few paginated calls."""

@@ -1,19 +1,44 @@
-"""Providers by name, imported only when chosen: `poolform --help` never loads a cloud SDK."""
+"""Providers by name, imported only when chosen: `poolform --help` never loads a cloud SDK.
+
+Each entry returns its provider class as a `ProviderFactory`, so the type checker holds every
+implementation to the Provider protocol (structurally, method by method) where it is
+registered; nothing is checked at run time.
+"""
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from providers.protocol import ErrorKind, Provider, ProviderError
 
-_FACTORIES = {
-    "local": "providers.local:LocalProvider",
-    "aws": "providers.aws:AwsProvider",
-    "gcp": "providers.gcp:GcpProvider",
-}
+
+class ProviderFactory(Protocol):
+    def __call__(
+        self, *, settings: Mapping[str, Any], state_dir: Path, region: str | None
+    ) -> Provider: ...
+
+
+def _local() -> ProviderFactory:
+    from providers.local import LocalProvider
+
+    return LocalProvider
+
+
+def _aws() -> ProviderFactory:
+    from providers.aws import AwsProvider
+
+    return AwsProvider
+
+
+def _gcp() -> ProviderFactory:
+    from providers.gcp import GcpProvider
+
+    return GcpProvider
+
+
+FACTORIES: dict[str, Callable[[], ProviderFactory]] = {"local": _local, "aws": _aws, "gcp": _gcp}
 
 
 def get_provider(
@@ -21,20 +46,17 @@ def get_provider(
 ) -> Provider:
     """`settings` are the Cluster's `provider_settings`; credentials never come from there
     (nor from state or plans) but from each SDK's own chain."""
-    target = _FACTORIES.get(name)
-    if target is None:
+    load = FACTORIES.get(name)
+    if load is None:
         raise ProviderError(
-            ErrorKind.PERMANENT, f"unknown provider {name!r}; known: {', '.join(_FACTORIES)}"
+            ErrorKind.PERMANENT, f"unknown provider {name!r}; known: {', '.join(FACTORIES)}"
         )
-    module_name, _, attribute = target.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        factory = load()
     except ModuleNotFoundError as exc:
         raise ProviderError(
             ErrorKind.PERMANENT,
             f"the {name} provider is not available: {exc.name} is not installed "
             f"(pip install 'poolform[{name}]')",
         ) from None
-    factory = getattr(module, attribute)
-    provider: Provider = factory(settings=settings, state_dir=state_dir, region=region)
-    return provider
+    return factory(settings=settings, state_dir=state_dir, region=region)

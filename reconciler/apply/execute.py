@@ -93,9 +93,8 @@ class ChangeExecutor:
             if change.cleanup_ids is not None
             else (record.provider_ids if record else {})
         )
-        address = change.address.split("#", 1)[0]
         try:
-            self.provider.delete(address, change.resource_type, ids)
+            self.provider.delete(change.address, change.resource_type, ids)
         except ProviderError as error:
             if error.kind is not ErrorKind.NOT_FOUND:
                 raise

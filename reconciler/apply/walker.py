@@ -19,17 +19,17 @@ from typing import Any
 
 from providers.protocol import ProviderError
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
-from reconciler.plan.model import Plan, ResourceChange
+from reconciler.plan.model import ChangeKey, Plan, ResourceChange
 
 Event = dict[str, Any]
 
 
 @dataclass(frozen=True)
 class ApplyResult:
-    done: tuple[str, ...] = ()  # in completion order
-    failed: Mapping[str, str] = field(default_factory=dict)  # address -> message
-    skipped: Mapping[str, str] = field(default_factory=dict)  # address -> the failure it needed
-    not_started: tuple[str, ...] = ()  # stopped before its turn
+    done: tuple[ChangeKey, ...] = ()  # in completion order
+    failed: Mapping[ChangeKey, str] = field(default_factory=dict)  # -> the error's message
+    skipped: Mapping[ChangeKey, ChangeKey] = field(default_factory=dict)  # -> the failure it needed
+    not_started: tuple[ChangeKey, ...] = ()  # stopped before its turn
 
     @property
     def ok(self) -> bool:
@@ -38,9 +38,9 @@ class ApplyResult:
 
 @dataclass
 class _Progress:
-    done: list[str] = field(default_factory=list)
-    failed: dict[str, str] = field(default_factory=dict)
-    skipped: dict[str, str] = field(default_factory=dict)
+    done: list[ChangeKey] = field(default_factory=list)
+    failed: dict[ChangeKey, str] = field(default_factory=dict)
+    skipped: dict[ChangeKey, ChangeKey] = field(default_factory=dict)
 
 
 def _with_retries(
@@ -54,7 +54,7 @@ def _with_retries(
         emit(
             {
                 "type": "retry",
-                "address": change.address,
+                "address": str(change.key),
                 "attempt": attempt,
                 "delay": round(delay, 3),
                 "error": error.message,
@@ -73,64 +73,66 @@ def walk_plan(
     emit: Callable[[Event], None] = lambda event: None,
     clock: Clock = SYSTEM_CLOCK,
 ) -> ApplyResult:
-    """Apply every change of `plan` through `execute`, in graph order."""
+    """Apply every change of `plan` through `execute`, in graph order. Events name changes by
+    `str(key)`: the `apply --json` format."""
     policy = retry or RetryPolicy()
-    changes = {c.address: c for c in plan.changes}
-    waiting_on: dict[str, set[str]] = {a: set() for a in changes}
-    dependents: dict[str, set[str]] = defaultdict(set)
+    changes = {c.key: c for c in plan.changes}
+    waiting_on: dict[ChangeKey, set[ChangeKey]] = {k: set() for k in changes}
+    dependents: dict[ChangeKey, set[ChangeKey]] = defaultdict(set)
     for before, after in plan.edges:
         if before in changes and after in changes:
             waiting_on[after].add(before)
             dependents[before].add(after)
-    order = {c.address: i for i, c in enumerate(plan.changes)}
-    ready = sorted((a for a, deps in waiting_on.items() if not deps), key=order.__getitem__)
+    order = {c.key: i for i, c in enumerate(plan.changes)}
+    ready = sorted((k for k, deps in waiting_on.items() if not deps), key=order.__getitem__)
     result = _Progress()
     lock = threading.Lock()
     stopping = False
-    started_at: dict[str, float] = {}
+    started_at: dict[ChangeKey, float] = {}
 
-    def run(address: str) -> None:
-        change = changes[address]
-        emit({"type": "start", "address": address, "action": change.action.value})
+    def run(key: ChangeKey) -> None:
+        change = changes[key]
+        emit({"type": "start", "address": str(key), "action": change.action.value})
         _with_retries(change, execute, policy, clock, emit)
 
-    def skip_dependents(address: str, cause: str) -> None:
-        stack = list(dependents[address])
+    def skip_dependents(key: ChangeKey, cause: ChangeKey) -> None:
+        stack = list(dependents[key])
         while stack:
             nxt = stack.pop()
             if nxt in result.skipped:
                 continue
             result.skipped[nxt] = cause
-            emit({"type": "skipped", "address": nxt, "because": cause})
+            emit({"type": "skipped", "address": str(nxt), "because": str(cause)})
             stack.extend(dependents[nxt])
 
     with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="apply") as pool:
-        running: dict[Future[None], str] = {}
+        running: dict[Future[None], ChangeKey] = {}
         while ready or running:
             while ready and not stopping and len(running) < parallelism:
-                address = ready.pop(0)
-                started_at[address] = clock.monotonic()
-                running[pool.submit(run, address)] = address
+                key = ready.pop(0)
+                started_at[key] = clock.monotonic()
+                running[pool.submit(run, key)] = key
             if not running:
                 break
             finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in sorted(finished, key=lambda f: order[running[f]]):
-                address = running.pop(future)
-                elapsed = round(clock.monotonic() - started_at[address], 3)
+                key = running.pop(future)
+                elapsed = round(clock.monotonic() - started_at[key], 3)
                 error = future.exception()
+                action = changes[key].action.value
                 with lock:
                     if error is None:
-                        result.done.append(address)
+                        result.done.append(key)
                         emit(
                             {
                                 "type": "done",
-                                "address": address,
-                                "action": changes[address].action.value,
+                                "address": str(key),
+                                "action": action,
                                 "elapsed": elapsed,
                             }
                         )
-                        for nxt in sorted(dependents[address], key=order.__getitem__):
-                            waiting_on[nxt].discard(address)
+                        for nxt in sorted(dependents[key], key=order.__getitem__):
+                            waiting_on[nxt].discard(key)
                             if not waiting_on[nxt] and nxt not in result.skipped:
                                 ready.append(nxt)
                         ready.sort(key=order.__getitem__)
@@ -140,22 +142,22 @@ def walk_plan(
                             if isinstance(error, ProviderError)
                             else f"{type(error).__name__}: {error}"
                         )
-                        result.failed[address] = message
+                        result.failed[key] = message
                         emit(
                             {
                                 "type": "failed",
-                                "address": address,
-                                "action": changes[address].action.value,
+                                "address": str(key),
+                                "action": action,
                                 "elapsed": elapsed,
                                 "error": message,
                             }
                         )
-                        skip_dependents(address, address)
+                        skip_dependents(key, key)
                         stopping = True
     finished_or_skipped = set(result.done) | set(result.failed) | set(result.skipped)
     return ApplyResult(
         done=tuple(result.done),
         failed=dict(result.failed),
         skipped=dict(result.skipped),
-        not_started=tuple(c.address for c in plan.changes if c.address not in finished_or_skipped),
+        not_started=tuple(c.key for c in plan.changes if c.key not in finished_or_skipped),
     )

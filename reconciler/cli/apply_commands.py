@@ -69,10 +69,10 @@ def report_applied(applied: AppliedPlan, as_json: bool) -> int:
             json.dumps(
                 {
                     "type": "summary",
-                    "done": list(result.done),
-                    "failed": dict(result.failed),
-                    "skipped": dict(result.skipped),
-                    "not_started": list(result.not_started),
+                    "done": [str(key) for key in result.done],
+                    "failed": {str(key): message for key, message in result.failed.items()},
+                    "skipped": {str(key): str(cause) for key, cause in result.skipped.items()},
+                    "not_started": [str(key) for key in result.not_started],
                 },
                 sort_keys=True,
             )

@@ -14,7 +14,7 @@ from typing import Any
 
 from providers.observable import expected_observation
 from reconciler.drift.compare import SUBSET_KEYS
-from reconciler.drift.model import DELETED, DriftReport, ResourceDrift
+from reconciler.drift.model import DriftReport, DriftStatus, ResourceDrift
 from reconciler.plan.expand import hash_secret
 from state import ResourceRecord, StateSnapshot
 
@@ -62,7 +62,7 @@ def accept_reality(
         record = records.get(drift.address)
         if record is None:
             continue
-        if drift.status == DELETED:
+        if drift.status is DriftStatus.DELETED:
             if forget_deleted:
                 del records[drift.address]
             continue

@@ -21,16 +21,15 @@ from providers.observable import (
 )
 from providers.protocol import Observed, ProviderError
 from reconciler.drift.model import (
-    CHANGED,
-    DELETED,
-    LEFT_BEHIND,
-    PENDING_ADOPTION,
-    SCHEDULER_MOVED,
     AttributeDrift,
+    DriftReason,
     DriftReport,
+    DriftStatus,
     Note,
+    NoteCode,
     ResourceDrift,
     Unmanaged,
+    text_of,
 )
 from reconciler.plan.expand import SENSITIVE_PREFIX, hash_secret
 from reconciler.plan.refresh import (
@@ -135,14 +134,8 @@ def _compare(
                 AttributeDrift("desired", f"{low}..{high}", count, CONFIGURATION, restorable=False)
             )
         elif count != low:
-            notes.append(
-                Note(
-                    record.address,
-                    SCHEDULER_MOVED,
-                    f"{count} instances wanted, inside the bounds {low}..{high}: "
-                    "the scheduler owns this count, so it is not drift",
-                )
-            )
+            code = NoteCode.SCHEDULER_MOVED
+            notes.append(Note(record.address, code, text_of(code, count=count, low=low, high=high)))
     return drifts, notes
 
 
@@ -163,11 +156,13 @@ def detect_drift(
     for record in snapshot:
         if record.address in refresh.missing:
             left = leftovers.get(record.address)
-            reason = "recorded in state, but gone from the provider"
+            reason = text_of(DriftReason.GONE)
             if left is not None:
                 kept = ", ".join(f"{k} {v}" for k, v in sorted(left.provider_ids.items()))
-                reason = f"its instance group is gone from the provider ({kept} is left)"
-            drifted.append(ResourceDrift(record.address, record.resource_type, DELETED, reason))
+                reason = text_of(DriftReason.GROUP_GONE, ids=kept)
+            drifted.append(
+                ResourceDrift(record.address, record.resource_type, DriftStatus.DELETED, reason)
+            )
             continue
         item = next(
             o for o in by_address[record.address] if is_same_resource(record.provider_ids, o)
@@ -177,41 +172,25 @@ def detect_drift(
         if record.address in leftovers:
             unused = leftovers[record.address].provider_ids
             shown = ", ".join(f"{k} {v}" for k, v in sorted(unused.items()))
-            notes.append(
-                Note(
-                    record.address,
-                    LEFT_BEHIND,
-                    f"{shown} is recorded for it but no longer used: the next apply deletes it",
-                )
-            )
+            code = NoteCode.LEFT_BEHIND
+            notes.append(Note(record.address, code, text_of(code, ids=shown)))
         if changes:
             names = ", ".join(c.attribute for c in changes)
             drifted.append(
                 ResourceDrift(
                     record.address,
                     record.resource_type,
-                    CHANGED,
-                    f"changed outside poolform: {names}",
+                    DriftStatus.CHANGED,
+                    text_of(DriftReason.CHANGED, attributes=names),
                     tuple(changes),
                     dict(item.provider_ids),
                 )
             )
     for address in sorted(refresh.adoptable):
-        notes.append(
-            Note(
-                address,
-                PENDING_ADOPTION,
-                "created by an apply that was interrupted before recording it: "
-                "the next apply adopts it",
-            )
-        )
+        code = NoteCode.PENDING_ADOPTION
+        notes.append(Note(address, code, text_of(code)))
     unmanaged = tuple(
-        Unmanaged(
-            o.address,
-            o.resource_type,
-            dict(o.provider_ids),
-            "tagged with this state's lineage, but no record accounts for it",
-        )
+        Unmanaged(o.address, o.resource_type, dict(o.provider_ids), text_of(DriftReason.UNMANAGED))
         for o in refresh.orphans
         if o.address not in leftovers
     )

@@ -11,19 +11,52 @@ Three lists, each with a reason a reader can act on:
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Any
 
 FORMAT_VERSION = "1.0"
 SENSITIVE = "(sensitive)"
 
-CHANGED = "changed"  # it exists, and some attribute differs
-DELETED = "deleted"  # recorded, gone from the provider
 
-# Reason codes of notes (not drift).
-SCHEDULER_MOVED = "scheduler_moved_count"
-PENDING_ADOPTION = "pending_adoption"
-LEFT_BEHIND = "left_behind"  # a recorded part the resource no longer uses
+class DriftStatus(enum.StrEnum):
+    CHANGED = "changed"  # it exists, and some attribute differs
+    DELETED = "deleted"  # recorded, gone from the provider
+
+
+class NoteCode(enum.StrEnum):
+    """Why a difference is not drift (a note's `code`)."""
+
+    SCHEDULER_MOVED = "scheduler_moved_count"
+    PENDING_ADOPTION = "pending_adoption"
+    LEFT_BEHIND = "left_behind"  # a recorded part the resource no longer uses
+
+
+class DriftReason(enum.StrEnum):
+    """Why a resource is reported (the `reason` of a drifted or unmanaged entry)."""
+
+    CHANGED = "changed"
+    GONE = "gone"
+    GROUP_GONE = "group_gone"
+    UNMANAGED = "unmanaged"
+
+
+# The human text of every code, in one table; details fill the templates.
+TEXT: dict[NoteCode | DriftReason, str] = {
+    NoteCode.SCHEDULER_MOVED: "{count} instances wanted, inside the bounds {low}..{high}: "
+    "the scheduler owns this count, so it is not drift",
+    NoteCode.PENDING_ADOPTION: "created by an apply that was interrupted before recording it: "
+    "the next apply adopts it",
+    NoteCode.LEFT_BEHIND: "{ids} is recorded for it but no longer used: the next apply deletes it",
+    DriftReason.CHANGED: "changed outside poolform: {attributes}",
+    DriftReason.GONE: "recorded in state, but gone from the provider",
+    DriftReason.GROUP_GONE: "its instance group is gone from the provider ({ids} is left)",
+    DriftReason.UNMANAGED: "tagged with this state's lineage, but no record accounts for it",
+}
+
+
+def text_of(code: NoteCode | DriftReason, **details: object) -> str:
+    return TEXT[code].format(**details)
 
 
 @dataclass(frozen=True)
@@ -49,8 +82,8 @@ class AttributeDrift:
 class ResourceDrift:
     address: str
     resource_type: str
-    status: str  # CHANGED or DELETED
-    reason: str
+    status: DriftStatus
+    reason: str  # the text of a DriftReason
     attributes: tuple[AttributeDrift, ...] = ()
     provider_ids: dict[str, str] | None = None  # what the provider reports now (None: deleted)
 
@@ -70,7 +103,7 @@ class Unmanaged:
     address: str  # the address its tags name
     resource_type: str
     provider_ids: dict[str, str]
-    reason: str
+    reason: str  # the text of DriftReason.UNMANAGED
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,8 +117,8 @@ class Unmanaged:
 @dataclass(frozen=True)
 class Note:
     address: str
-    code: str
-    message: str
+    code: NoteCode
+    message: str  # the text of `code`
 
     def to_json(self) -> dict[str, Any]:
         return {"address": self.address, "code": self.code, "message": self.message}
@@ -116,7 +149,7 @@ class DriftReport:
             "summary": {
                 "checked": self.checked,
                 "drifted": len(self.drifted),
-                "deleted": sum(1 for d in self.drifted if d.status == DELETED),
+                "deleted": sum(1 for d in self.drifted if d.status is DriftStatus.DELETED),
                 "unmanaged": len(self.unmanaged),
             },
             "drifted": [d.to_json() for d in self.drifted],

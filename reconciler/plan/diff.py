@@ -12,13 +12,13 @@ from typing import Any
 
 from reconciler.plan.expand import DesiredResource
 from reconciler.plan.model import (
-    REASON_NEW,
     Action,
     AttributeChange,
     ReplaceStrategy,
     ResourceChange,
     Rolling,
 )
+from reconciler.plan.reasons import Reason, reason_text
 from schemas.rules import UpdateRule, is_sensitive, rule_for_path
 
 # Attributes that are not model fields but facts of the resource; changing them recreates it.
@@ -125,8 +125,15 @@ def classify(
 ) -> ResourceChange:
     """The change that takes `recorded` (state) to `resource` (configuration)."""
     if resource is None:
-        reason = "destroy requested" if destroying else "no longer in the configuration"
-        return ResourceChange(address, resource_type, Action.DELETE, reason, before=recorded)
+        gone = Reason.DESTROY_REQUESTED if destroying else Reason.NOT_DECLARED
+        return ResourceChange(
+            address,
+            resource_type,
+            Action.DELETE,
+            reason_text(gone),
+            before=recorded,
+            reason_code=gone,
+        )
     deps = resource.dependencies
     if recorded is None:
         known = (AttributeChange("id", None, None, known_after_apply=True),)
@@ -134,10 +141,11 @@ def classify(
             address,
             resource_type,
             Action.CREATE,
-            REASON_NEW,
+            reason_text(Reason.NEW),
             known,
             dependencies=deps,
             after=resource.attributes,
+            reason_code=Reason.NEW,
         )
     changes = attribute_changes(resource, recorded, resource.attributes)
     forced = tuple(c.path for c in changes if c.forces_replacement)
@@ -146,18 +154,22 @@ def classify(
             address,
             resource_type,
             Action.NOOP,
-            "up to date",
+            reason_text(Reason.UP_TO_DATE),
             dependencies=deps,
             before=recorded,
             after=resource.attributes,
+            reason_code=Reason.UP_TO_DATE,
         )
     if forced or force_replace or resource.always_replace_reason:
         if force_replace:
-            reason = "replacement requested with --replace"
+            code, reason = Reason.REPLACE_REQUESTED, reason_text(Reason.REPLACE_REQUESTED)
         elif forced:
-            reason = f"{', '.join(f'`{p}`' for p in forced)} forces replacement"
+            paths = ", ".join(f"`{p}`" for p in forced)
+            code = Reason.FORCED_BY_ATTRIBUTE
+            reason = reason_text(code, paths=paths)
         else:
-            reason = str(resource.always_replace_reason)
+            code = Reason.ALWAYS_REPLACED
+            reason = reason_text(code, why=str(resource.always_replace_reason))
         strategy = replace_strategy(resource, recorded)
         return ResourceChange(
             address,
@@ -171,20 +183,22 @@ def classify(
             dependencies=deps,
             before=recorded,
             after=resource.attributes,
+            reason_code=code,
         )
     leaves = {c.path.rsplit(".", 1)[-1].split("[", 1)[0] for c in changes}
     top = {c.path.split(".", 1)[0].split("[", 1)[0] for c in changes}
     resize = leaves <= RESIZE_FIELDS or top <= {"capacity"}
     kind = "resize" if resize else "metadata"
-    reason = "resize in place" if resize else "update in place"
+    code = Reason.RESIZE if resize else Reason.UPDATE
     return ResourceChange(
         address,
         resource_type,
         Action.UPDATE,
-        reason,
+        reason_text(code),
         tuple(changes),
         update_kind=kind,
         dependencies=deps,
         before=recorded,
         after=resource.attributes,
+        reason_code=code,
     )

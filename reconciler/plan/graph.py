@@ -10,34 +10,40 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from reconciler.errors import PoolformError
-from reconciler.plan.model import Action, ResourceChange
+from reconciler.plan.model import Action, ChangeKey, ResourceChange
 
 
 def build_order(
     changes: Iterable[ResourceChange], recorded_deps: dict[str, tuple[str, ...]]
-) -> tuple[list[ResourceChange], tuple[tuple[str, ...], ...], tuple[tuple[str, str], ...]]:
+) -> tuple[
+    list[ResourceChange],
+    tuple[tuple[ChangeKey, ...], ...],
+    tuple[tuple[ChangeKey, ChangeKey], ...],
+]:
     import networkx as nx
 
-    by_address = {c.address: c for c in changes}
+    by_key = {c.key: c for c in changes}
     graph = nx.DiGraph()
-    graph.add_nodes_from(by_address)
-    for change in by_address.values():
+    graph.add_nodes_from(by_key)
+    for key, change in by_key.items():
         # What the old copy used matters too: a replaced or updated resource must stop using a
-        # dependency before that dependency is deleted (a renamed pool: policies first).
-        deps = set(recorded_deps.get(change.address, ()))
+        # dependency before that dependency is deleted (a renamed pool: policies first). A
+        # cleanup of an untracked copy has no dependencies either way.
+        deps = set(recorded_deps.get(change.address, ())) if change.cleanup_ids is None else set()
         if change.action is not Action.DELETE:
             deps |= set(change.dependencies)
         for dep in sorted(deps):
-            if dep not in by_address or dep == change.address:
+            needed = ChangeKey(dep)
+            if needed not in by_key or needed == key:
                 continue
-            if by_address[dep].action is Action.DELETE:
-                graph.add_edge(change.address, dep)  # stop using it, then delete it
+            if by_key[needed].action is Action.DELETE:
+                graph.add_edge(key, needed)  # stop using it, then delete it
             elif dep in change.dependencies:
-                graph.add_edge(dep, change.address)  # create/update it, then use it
+                graph.add_edge(needed, key)  # create/update it, then use it
     try:
-        generations = [tuple(sorted(level)) for level in nx.topological_generations(graph)]
+        generations = [tuple(sorted(level, key=str)) for level in nx.topological_generations(graph)]
     except nx.NetworkXUnfeasible as exc:  # validation rejects cycles; this is a bug guard
         raise PoolformError(f"the change graph has a cycle: {nx.find_cycle(graph)}") from exc
-    ordered = [by_address[address] for level in generations for address in level]
-    edges = tuple(sorted(graph.edges()))
+    ordered = [by_key[key] for level in generations for key in level]
+    edges = tuple(sorted(graph.edges(), key=lambda edge: (str(edge[0]), str(edge[1]))))
     return ordered, tuple(generations), edges

@@ -1,19 +1,20 @@
 """What a plan is: ordered resource changes with reasons, attribute diffs and the graph's order.
 
 These frozen dataclasses are what renderers draw, what `-out` saves and what apply executes.
-`Plan.to_json()` is the documented, versioned `--json` format (see docs in reconciler/plan/
-json_format.md); `Plan.from_json()` reads a saved plan back.
+`Plan.to_json()` is the documented, versioned `--json` format (reconciler/plan/plan.schema.json);
+`Plan.from_json()` reads a saved plan back.
 """
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
+
+from reconciler.plan.reasons import Reason
 
 FORMAT_VERSION = "1.0"
-REASON_NEW = "not yet created"  # the plain create; any other create reason is worth showing
-REASON_DRIFT = "changed outside poolform"  # how the reason of a change that undoes drift begins
 
 
 class Action(enum.StrEnum):
@@ -27,6 +28,34 @@ class Action(enum.StrEnum):
 class ReplaceStrategy(enum.StrEnum):
     CREATE_BEFORE_DESTROY = "create_before_destroy"
     DESTROY_BEFORE_CREATE = "destroy_before_create"
+
+
+class ChangeKey(NamedTuple):
+    """What a change is about: a managed resource's address, or, for the cleanup of a tagged copy
+    no record accounts for, that address and the copy's provider ids (sorted values). Plans
+    order, link and apply changes by key; text shows it as `address` or `address#id/id`."""
+
+    address: str
+    copy_ids: tuple[str, ...] | None = None  # None: the resource itself
+
+    def __str__(self) -> str:
+        if self.copy_ids is None:
+            return self.address
+        return f"{self.address}#{'/'.join(self.copy_ids)}"
+
+    @classmethod
+    def of_copy(cls, address: str, provider_ids: Mapping[str, str]) -> ChangeKey:
+        return cls(address, tuple(sorted(provider_ids.values())))
+
+    @classmethod
+    def from_text(cls, text: str, copy_ids: Mapping[str, str] | None) -> ChangeKey:
+        """The key `str()` wrote for a change whose cleanup ids are `copy_ids` (plan JSON)."""
+        if copy_ids is None:
+            return cls(text)
+        suffix = "#" + "/".join(sorted(copy_ids.values()))
+        if not text.endswith(suffix):
+            raise ValueError(f"{text!r} does not name the copy {dict(copy_ids)}")
+        return cls.of_copy(text.removesuffix(suffix), copy_ids)
 
 
 @dataclass(frozen=True)
@@ -55,7 +84,7 @@ class ResourceChange:
     address: str
     resource_type: str  # machine_type, compute_config, worker_pool, resource_pool, subject_policy
     action: Action
-    reason: str  # readable: why this action
+    reason: str  # why this action, in words (the text of reason_code: plan/reasons.py)
     attributes: tuple[AttributeChange, ...] = ()
     update_kind: str | None = None  # for updates: "resize" or "metadata"
     replace_strategy: ReplaceStrategy | None = None
@@ -66,6 +95,13 @@ class ResourceChange:
     after: dict[str, Any] | None = None  # desired attributes (sensitive values hashed)
     source: str | None = None  # file:line of the declaring document
     cleanup_ids: dict[str, str] | None = None  # an untracked copy to delete (no state record)
+    reason_code: Reason | None = None  # None only for a change built by hand, not by a plan
+
+    @property
+    def key(self) -> ChangeKey:
+        if self.cleanup_ids is None:
+            return ChangeKey(self.address)
+        return ChangeKey.of_copy(self.address, self.cleanup_ids)
 
     @property
     def symbol(self) -> str:
@@ -104,8 +140,8 @@ class Plan:
     lineage: str
     serial: int
     changes: tuple[ResourceChange, ...]  # in apply order; no-ops excluded
-    order: tuple[tuple[str, ...], ...]  # the graph's generations: each may run in parallel
-    edges: tuple[tuple[str, str], ...]  # (before, after)
+    order: tuple[tuple[ChangeKey, ...], ...]  # the graph's generations: each may run in parallel
+    edges: tuple[tuple[ChangeKey, ChangeKey], ...]  # (before, after)
     options: PlanOptions = field(default_factory=PlanOptions)
     unchanged: int = 0
     warnings: tuple[str, ...] = ()
@@ -142,22 +178,23 @@ class Plan:
                 "unchanged": self.unchanged,
             },
             "changes": [_change_json(c) for c in self.changes],
-            "order": [list(level) for level in self.order],
-            "edges": [list(edge) for edge in self.edges],
+            "order": [[str(key) for key in level] for level in self.order],
+            "edges": [[str(before), str(after)] for before, after in self.edges],
             "warnings": list(self.warnings),
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
         changes = tuple(_change_from_json(c) for c in data["changes"])
+        keys = {str(c.key): c.key for c in changes}
         options = data.get("options") or {}
         return cls(
             config_digest=data["config_digest"],
             lineage=data["state"]["lineage"],
             serial=int(data["state"]["serial"]),
             changes=changes,
-            order=tuple(tuple(level) for level in data["order"]),
-            edges=tuple((a, b) for a, b in data["edges"]),
+            order=tuple(tuple(keys[k] for k in level) for level in data["order"]),
+            edges=tuple((keys[a], keys[b]) for a, b in data["edges"]),
             options=PlanOptions(
                 destroy=bool(options.get("destroy", False)),
                 targets=tuple(options.get("targets", ())),
@@ -172,7 +209,9 @@ class Plan:
 
 def _change_json(change: ResourceChange) -> dict[str, Any]:
     data = asdict(change)
+    data["address"] = str(change.key)  # a cleanup's `address#ids`, as plan JSON always had it
     data["action"] = change.action.value
+    data["reason_code"] = change.reason_code.value if change.reason_code else None
     data["symbol"] = change.symbol
     data["replace_strategy"] = change.replace_strategy.value if change.replace_strategy else None
     data["attributes"] = [asdict(a) for a in change.attributes]
@@ -184,8 +223,10 @@ def _change_json(change: ResourceChange) -> dict[str, Any]:
 def _change_from_json(data: dict[str, Any]) -> ResourceChange:
     rolling = data.get("rolling")
     strategy = data.get("replace_strategy")
+    cleanup_ids = data.get("cleanup_ids")
+    code = data.get("reason_code")
     return ResourceChange(
-        address=data["address"],
+        address=ChangeKey.from_text(data["address"], cleanup_ids).address,
         resource_type=data["resource_type"],
         action=Action(data["action"]),
         reason=data["reason"],
@@ -198,5 +239,6 @@ def _change_from_json(data: dict[str, Any]) -> ResourceChange:
         before=data.get("before"),
         after=data.get("after"),
         source=data.get("source"),
-        cleanup_ids=data.get("cleanup_ids"),
+        cleanup_ids=cleanup_ids,
+        reason_code=Reason(code) if code else None,
     )

@@ -11,7 +11,8 @@ from reconciler.plan.diff import classify
 from reconciler.plan.expand import DesiredResource, expand
 from reconciler.plan.graph import build_order
 from reconciler.plan.inputs import RefreshedSnapshot
-from reconciler.plan.model import REASON_DRIFT, Action, Plan, PlanOptions, ResourceChange
+from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
+from reconciler.plan.reasons import Reason, reason_text
 from reconciler.plan.refresh import RefreshResult, is_left_behind
 from state import ResourceRecord, StateSnapshot
 
@@ -100,20 +101,16 @@ def make_plan(
             destroying=options.destroy,
         )
         if gone:
-            change = _retitled(
-                change, "recorded, but missing from the provider: it will be recreated"
-            )
+            change = _retitled(change, Reason.MISSING)
         elif address in refresh.adoptable and change.action is Action.CREATE:
-            change = _retitled(
-                change, "created by an interrupted apply: it will be adopted, not duplicated"
-            )
+            change = _retitled(change, Reason.ADOPT)
         elif address in refreshed.drifted and resource is not None:
             change = _restoring(change, refreshed.drifted[address], resource, record)
         if record is not None and record.tainted and change.action in (Action.NOOP, Action.UPDATE):
             change = classify(
                 resource, record.attributes, address, resource_type, force_replace=True
             )
-            change = _retitled(change, "tainted: the last apply did not finish it")
+            change = _retitled(change, Reason.TAINTED)
         if change.action is Action.NOOP:
             unchanged += 1
             continue
@@ -142,21 +139,15 @@ def _cleanups(
     for orphan in refresh.orphans:
         if options.targets and not any(_matches(orphan.address, t) for t in options.targets):
             continue
-        suffix = "/".join(sorted(orphan.provider_ids.values()))
-        reason = (
-            "part of a recorded resource that it no longer uses (changed or deleted outside "
-            "poolform): it will be deleted"
-            if is_left_behind(snapshot, orphan)
-            else "tagged with this state but recorded nowhere (left by an interrupted apply): "
-            "it will be deleted"
-        )
+        code = Reason.LEFT_BEHIND if is_left_behind(snapshot, orphan) else Reason.UNRECORDED
         cleanups.append(
             ResourceChange(
-                address=f"{orphan.address}#{suffix}",
+                address=orphan.address,
                 resource_type=orphan.resource_type,
                 action=Action.DELETE,
-                reason=reason,
+                reason=reason_text(code),
                 cleanup_ids=dict(orphan.provider_ids),
+                reason_code=code,
             )
         )
     return cleanups
@@ -176,21 +167,17 @@ def _restoring(
         only_count = all(attribute == "desired" for attribute in drifted)
         if only_count:
             return replace(
-                change,
-                action=Action.UPDATE,
-                update_kind="resize",
-                reason=f"{REASON_DRIFT} (desired): the running count is outside the declared "
-                "bounds and will be brought back inside them",
+                _retitled(change, Reason.DRIFT_COUNT), action=Action.UPDATE, update_kind="resize"
             )
         change = classify(
             resource, record.attributes, resource.address, resource.resource_type,
             force_replace=True,
         )  # fmt: skip
-        return _retitled(change, f"{REASON_DRIFT} ({names}): only a replacement restores it")
+        return _retitled(change, Reason.DRIFT_REPLACE, attributes=names)
     if change.action is Action.NOOP:
         return change
-    return _retitled(change, f"{REASON_DRIFT} ({names}); {change.reason}")
+    return _retitled(change, Reason.DRIFT, attributes=names, then=change.reason)
 
 
-def _retitled(change: ResourceChange, reason: str) -> ResourceChange:
-    return replace(change, reason=reason)
+def _retitled(change: ResourceChange, reason: Reason, **details: str) -> ResourceChange:
+    return replace(change, reason=reason_text(reason, **details), reason_code=reason)

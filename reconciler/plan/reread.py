@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from providers.observable import INFORMATIONAL_KEYS, SCHEDULER_KEYS
 from providers.protocol import TAG_TOKEN, Observed, ResourceRef
 from reconciler.errors import PoolformError
-from reconciler.plan.model import Plan
+from reconciler.plan.model import ChangeKey, Plan
 from reconciler.plan.refresh import RefreshResult, is_same_resource
 from state import StateSnapshot
 
@@ -28,32 +28,34 @@ ABSENT = "absent"
 
 @dataclass(frozen=True)
 class Reread:
-    """For each change key (an address, or `address#ids` for a cleanup): what to read back and
-    the fingerprint it had when the plan was made."""
+    """For each change (by its key): what to read back and the fingerprint it had when the plan
+    was made."""
 
-    refs: Mapping[str, ResourceRef]
-    fingerprints: Mapping[str, str]
+    refs: Mapping[ChangeKey, ResourceRef]
+    fingerprints: Mapping[ChangeKey, str]
 
     def to_json(self) -> list[dict[str, object]]:
         return [
             {
-                "key": key,
+                "key": str(key),
                 "address": ref.address,
                 "resource_type": ref.resource_type,
                 "provider_ids": dict(ref.provider_ids),
                 "fingerprint": self.fingerprints[key],
             }
-            for key, ref in sorted(self.refs.items())
+            for key, ref in sorted(self.refs.items(), key=lambda item: str(item[0]))
         ]
 
     @classmethod
     def from_json(cls, data: list[dict[str, object]]) -> Reread:
-        refs, prints = {}, {}
+        refs: dict[ChangeKey, ResourceRef] = {}
+        prints: dict[ChangeKey, str] = {}
         for item in data:
-            key = str(item["key"])
-            ids = item["provider_ids"]
+            address, ids = str(item["address"]), item["provider_ids"]
             assert isinstance(ids, dict)
-            refs[key] = ResourceRef(str(item["address"]), str(item["resource_type"]), {**ids})
+            text = str(item["key"])
+            key = ChangeKey(address) if text == address else ChangeKey.from_text(text, ids)
+            refs[key] = ResourceRef(address, str(item["resource_type"]), {**ids})
             prints[key] = str(item["fingerprint"])
         return cls(refs, prints)
 
@@ -80,15 +82,14 @@ def _find(ref: ResourceRef, observed: Iterable[Observed]) -> Observed | None:
 
 
 def plan_rereads(plan: Plan, snapshot: StateSnapshot, refresh: RefreshResult, salt: str) -> Reread:
-    refs: dict[str, ResourceRef] = {}
+    refs: dict[ChangeKey, ResourceRef] = {}
     for change in plan.changes:
         if change.cleanup_ids is not None:
-            base = change.address.split("#", 1)[0]
-            refs[change.address] = ResourceRef(base, change.resource_type, change.cleanup_ids)
+            refs[change.key] = ResourceRef(change.address, change.resource_type, change.cleanup_ids)
             continue
         record = snapshot.get(change.address)
         if record is not None:
-            refs[change.address] = ResourceRef(
+            refs[change.key] = ResourceRef(
                 record.address, record.resource_type, record.provider_ids
             )
             continue
@@ -104,7 +105,7 @@ def plan_rereads(plan: Plan, snapshot: StateSnapshot, refresh: RefreshResult, sa
             None,
         )
         if made is not None:  # adopted: read back what the interrupted apply made
-            refs[change.address] = ResourceRef(made.address, made.resource_type, made.provider_ids)
+            refs[change.key] = ResourceRef(made.address, made.resource_type, made.provider_ids)
     prints = {key: fingerprint(_find(ref, refresh.observed), salt) for key, ref in refs.items()}
     return Reread(refs, prints)
 
@@ -116,7 +117,7 @@ def check_rereads(saved: Reread, observed: list[Observed], salt: str) -> None:
         if fingerprint(_find(ref, observed), salt) != saved.fingerprints[key]
     ]
     if moved:
-        shown = ", ".join(sorted(moved)[:5]) + (" ..." if len(moved) > 5 else "")
+        shown = ", ".join(sorted(map(str, moved))[:5]) + (" ..." if len(moved) > 5 else "")
         raise PoolformError(
             f"{len(moved)} resource(s) this plan touches changed since it was made: {shown}",
             hint="run `poolform drift` to see what changed, then `poolform plan -out FILE` again",

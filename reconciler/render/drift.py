@@ -6,7 +6,7 @@ sides, and any salted hash inside a value is masked like in plans.
 
 from __future__ import annotations
 
-from reconciler.drift.model import DELETED, AttributeDrift, DriftReport
+from reconciler.drift.model import AttributeDrift, DriftReport, DriftStatus
 from reconciler.render.common import SENSITIVE, fmt
 
 FOOTER = (
@@ -47,7 +47,7 @@ def _headline(report: DriftReport) -> str:
 def render_drift_text(report: DriftReport) -> str:
     lines = [_headline(report), ""]
     for drift in report.drifted:
-        symbol = "-" if drift.status == DELETED else "~"
+        symbol = "-" if drift.status is DriftStatus.DELETED else "~"
         lines.append(f"  {symbol} {drift.address}  ({drift.reason})")
         for change in drift.attributes:
             expected, actual = _values(change)

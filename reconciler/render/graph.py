@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from reconciler.plan.model import Action, Plan
+from reconciler.plan.model import Action, ChangeKey, Plan
 
 # action: (class name, fill, stroke)
 STYLES = {
@@ -22,18 +22,18 @@ STYLES = {
 _UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
 
-def node_ids(plan: Plan) -> dict[str, str]:
-    """A Mermaid-safe, unique, deterministic id per address (`n_` + address with `_` for the rest)."""
-    ids: dict[str, str] = {}
+def node_ids(plan: Plan) -> dict[ChangeKey, str]:
+    """A Mermaid-safe, unique, deterministic id per change (`n_` + its key, `_` for the rest)."""
+    ids: dict[ChangeKey, str] = {}
     taken: set[str] = set()
     for change in plan.changes:
-        base = "n_" + _UNSAFE.sub("_", change.address)
+        base = "n_" + _UNSAFE.sub("_", str(change.key))
         candidate, n = base, 1
         while candidate in taken:
             n += 1
             candidate = f"{base}_{n}"
         taken.add(candidate)
-        ids[change.address] = candidate
+        ids[change.key] = candidate
     return ids
 
 
@@ -48,8 +48,8 @@ def render_mermaid(plan: Plan) -> str:
     ids = node_ids(plan)
     lines = ["flowchart LR"]
     for change in plan.changes:
-        label = _mermaid_label(f"{change.symbol} {change.address}")
-        lines.append(f'  {ids[change.address]}["{label}"]:::{STYLES[change.action][0]}')
+        label = _mermaid_label(f"{change.symbol} {change.key}")
+        lines.append(f'  {ids[change.key]}["{label}"]:::{STYLES[change.action][0]}')
     for before, after in plan.edges:
         if before in ids and after in ids:
             lines.append(f"  {ids[before]} --> {ids[after]}")
@@ -73,17 +73,17 @@ def render_dot(plan: Plan) -> str:
     ]
     for change in plan.changes:
         _, fill, stroke = STYLES[change.action]
-        label = _dot_quote(f"{change.symbol} {change.address}")
+        label = _dot_quote(f"{change.symbol} {change.key}")
         lines.append(
-            f"  {_dot_quote(change.address)} [label={label}, fillcolor={_dot_quote(fill)}, "
+            f"  {_dot_quote(str(change.key))} [label={label}, fillcolor={_dot_quote(fill)}, "
             f"color={_dot_quote(stroke)}];"
         )
-    known = {c.address for c in plan.changes}
+    known = {c.key for c in plan.changes}
     for level in plan.order:
-        members = [a for a in level if a in known]
+        members = [str(k) for k in level if k in known]
         if members:
             lines.append("  { rank=same; " + " ".join(f"{_dot_quote(a)};" for a in members) + " }")
     for before, after in plan.edges:
-        lines.append(f"  {_dot_quote(before)} -> {_dot_quote(after)};")
+        lines.append(f"  {_dot_quote(str(before))} -> {_dot_quote(str(after))};")
     lines.append("}")
     return "\n".join(lines) + "\n"

@@ -93,7 +93,7 @@ def _critical(plan: Plan) -> list[str]:
     lines = ["#### Replacements and deletions", ""]
     for change in risky:
         what = "destroy" if change.action is Action.DELETE else "replace"
-        line = f"- `{change.symbol}` **`{change.address}`** ({what}): {change.reason}"
+        line = f"- `{change.symbol}` **`{change.key}`** ({what}): {change.reason}"
         roll = rolling_line(change)
         if roll:
             line += f"; {roll.removeprefix('# ')}"
@@ -116,7 +116,7 @@ def diff_lines(change: ResourceChange) -> list[str]:
         ]
         return known + [f"+ {p} = {fmt(v)}" for p, v in flatten(change.after or {})]
     if change.action is Action.DELETE:
-        return [f"- {change.address}"]
+        return [f"- {change.key}"]
     lines: list[str] = []
     for attr in change.attributes:
         forced = "  # forces replacement" if attr.forces_replacement else ""
@@ -168,7 +168,7 @@ def _change_sections(plan: Plan) -> list[Section]:
                 members = [c for c in plan.changes if _shape(c) == shape]
                 out.append(Section(_group(shape, members), rank, change.action, len(members)))
             continue
-        summary = inline_html(f"`{change.symbol} {change.address}` {header_phrase(change)}")
+        summary = inline_html(f"`{change.symbol} {change.key}` {header_phrase(change)}")
         out.append(Section(_details(summary, _fence(diff_lines(change))), rank, change.action, 1))
     return out
 
@@ -179,7 +179,7 @@ def _group(shape: tuple[str, tuple[str, ...]], members: list[ResourceChange]) ->
     changed = ", ".join(f"`{p}`" for p in paths)
     summary = inline_html(f"{len(members)} {noun}: {changed} changed")
     variants = Counter(tuple(diff_lines(c)) for c in members)
-    body = ["Addresses: " + ", ".join(f"`{c.address}`" for c in members), ""]
+    body = ["Addresses: " + ", ".join(f"`{c.key}`" for c in members), ""]
     shown = variants.most_common(5)
     for lines, count in shown:
         intro = f"All {count}:" if len(variants) == 1 else f"{count} of them:"

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from reconciler.plan.model import REASON_DRIFT, REASON_NEW, Action, Plan, ResourceChange
+from reconciler.plan.model import Action, Plan, ResourceChange
+from reconciler.plan.reasons import UNDOES_DRIFT, Reason
 from reconciler.render.common import (
     KNOWN_AFTER_APPLY,
     LEGEND,
@@ -78,16 +79,16 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
     """One change: the `# address ...` header and its resource block."""
     paint = paint or _painter(False)
     symbol = change.symbol
-    lines = [paint(f"  # {change.address} {header_phrase(change)}", "#")]
+    lines = [paint(f"  # {change.key} {header_phrase(change)}", "#")]
     # A create says why only when it is not simply new (recreated, adopted after a crash); an
     # update says why when it undoes drift.
     if (
         change.action is Action.DELETE
-        or (change.action is Action.CREATE and change.reason != REASON_NEW)
-        or (change.action is Action.UPDATE and change.reason.startswith(REASON_DRIFT))
+        or (change.action is Action.CREATE and change.reason_code not in (Reason.NEW, None))
+        or (change.action is Action.UPDATE and change.reason_code in UNDOES_DRIFT)
     ):
         lines.append(f"  # (because {change.reason})")
-    head = f'{paint(symbol.rjust(3), symbol)} {change.resource_type} "{change.address}" {{'
+    head = f'{paint(symbol.rjust(3), symbol)} {change.resource_type} "{change.key}" {{'
     lines.append(head)
     if change.action is Action.CREATE:
         body = _create_body(change, paint)

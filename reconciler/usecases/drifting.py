@@ -9,7 +9,7 @@ from pathlib import Path
 
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.drift.accept import accepted_record
-from reconciler.drift.model import DELETED, DriftReport
+from reconciler.drift.model import DriftReport, DriftStatus
 from reconciler.drift.refresh import refresh_all
 from reconciler.usecases.common import (
     Confirm,
@@ -70,7 +70,7 @@ def accept_drift(
                 return AcceptedDrift(report, 0)
             confirmed(confirm, "accept these values into state")
             for item in report.drifted:
-                if item.status == DELETED:
+                if item.status is DriftStatus.DELETED:
                     backend.delete_resource(item.address, expected_lineage=snapshot.lineage)
                     continue
                 record = snapshot.get(item.address)

@@ -95,11 +95,11 @@ def test_a_throttle_past_botocore_is_not_retried_again_by_the_walker(
     spec = machine(lineage)
     faults = throttle("CreateLaunchTemplate", times=100).install(provider)
     change = ResourceChange(spec.address, spec.resource_type, Action.CREATE, "new")
-    plan = Plan("d" * 64, lineage, 0, (change,), ((spec.address,),), ())
+    plan = Plan("d" * 64, lineage, 0, (change,), ((change.key,),), ())
     result = walk_plan(
         plan, lambda _: provider.create(spec), retry=RetryPolicy(attempts=8), clock=FakeClock()
     )
-    assert "RequestLimitExceeded" in result.failed[spec.address]
+    assert "RequestLimitExceeded" in result.failed[change.key]
     assert faults.sends == 3
 
 

@@ -134,10 +134,10 @@ def test_a_change_that_keeps_failing_makes_one_budget_of_calls_not_two(
     cloud.fail("instanceTemplates.insert", *[UNAVAILABLE] * 50)
     spec = machine_type()
     change = ResourceChange(spec.address, spec.resource_type, Action.CREATE, "new")
-    plan = Plan("d" * 64, LINEAGE, 0, (change,), ((spec.address,),), ())
+    plan = Plan("d" * 64, LINEAGE, 0, (change,), ((change.key,),), ())
     result = walk_plan(
         plan, lambda _: provider.create(spec), retry=RetryPolicy(attempts=8), clock=FakeClock()
     )
-    assert list(result.failed) == [spec.address]
+    assert list(result.failed) == [change.key]
     assert provider.api_calls["instanceTemplates.insert"] == 3
     assert cloud.calls()["instanceTemplates.insert"] == 3

@@ -7,6 +7,7 @@ from typing import Any
 from reconciler.plan.model import (
     Action,
     AttributeChange,
+    ChangeKey,
     Plan,
     ReplaceStrategy,
     ResourceChange,
@@ -22,8 +23,8 @@ def plan_of(*changes: ResourceChange, edges: tuple[tuple[str, str], ...] = ()) -
         lineage="00000000-0000-4000-8000-000000000000",
         serial=3,
         changes=tuple(changes),
-        order=(tuple(c.address for c in changes),),
-        edges=edges,
+        order=(tuple(c.key for c in changes),),
+        edges=tuple((ChangeKey(a), ChangeKey(b)) for a, b in edges),
     )
 
 

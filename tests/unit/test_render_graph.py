@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from reconciler.plan.model import Plan
+from reconciler.plan.model import ChangeKey, Plan
 from reconciler.render import render_dot, render_mermaid
 from tests.unit.render_plans import create, mixed_plan, plan_of
 
@@ -29,8 +29,8 @@ def test_dot_ranks_follow_the_order() -> None:
         base.serial,
         base.changes,
         (
-            ("resource_pool.gpus", "machine_pool.p.machine_type.cpu"),
-            ("subject_policy.team", "machine_pool.p.machine_type.h100"),
+            (ChangeKey("resource_pool.gpus"), ChangeKey("machine_pool.p.machine_type.cpu")),
+            (ChangeKey("subject_policy.team"), ChangeKey("machine_pool.p.machine_type.h100")),
         ),
         base.edges,
     )

@@ -127,9 +127,12 @@ def test_apply_asks_once_shows_the_plan_and_reports_progress(directory: Path) ->
         clock=FakeClock(),
     )
     assert answers.asked == ["apply these changes"] and shown == [3]
-    assert outcome.result is not None and sorted(outcome.result.done) == sorted(
-        [CPU, "resource_pool.quota", "subject_policy.team"]
-    )
+    assert outcome.result is not None
+    assert sorted(map(str, outcome.result.done)) == [
+        CPU,
+        "resource_pool.quota",
+        "subject_policy.team",
+    ]
     assert sorted(e["type"] for e in events) == ["done"] * 3 + ["start"] * 3
     again = apply_plan(directory, confirm=answers, environ=ENVIRON, clock=FakeClock())
     assert again.result is None and answers.asked == ["apply these changes"]  # nothing to do

@@ -12,7 +12,7 @@ import pytest
 from providers.protocol import ErrorKind, ProviderError
 from providers.retry import RetryPolicy
 from reconciler.apply import walk_plan
-from reconciler.plan.model import Action, Plan, ResourceChange
+from reconciler.plan.model import Action, ChangeKey, Plan, ResourceChange
 from tests.fakes import FakeClock
 
 WAIT = 30  # seconds a barrier waits before the test fails: only a broken walker gets there
@@ -20,7 +20,17 @@ WAIT = 30  # seconds a barrier waits before the test fails: only a broken walker
 
 def plan_of(edges: list[tuple[str, str]], nodes: list[str]) -> Plan:
     changes = tuple(ResourceChange(n, "resource_pool", Action.CREATE, "new") for n in nodes)
-    return Plan("d" * 64, "L", 0, changes, (tuple(nodes),), tuple(edges))
+    keys = tuple(ChangeKey(n) for n in nodes)
+    return Plan("d" * 64, "L", 0, changes, (keys,), tuple(map(keys_of, edges)))
+
+
+def keys_of(edge: tuple[str, str]) -> tuple[ChangeKey, ChangeKey]:
+    return ChangeKey(edge[0]), ChangeKey(edge[1])
+
+
+def names(keys: object) -> list[str]:
+    assert isinstance(keys, tuple | dict)
+    return [str(key) for key in keys]
 
 
 def test_dependencies_finish_before_dependents_start() -> None:
@@ -34,9 +44,9 @@ def test_dependencies_finish_before_dependents_start() -> None:
             log.append(("end", change.address))
 
     result = walk_plan(plan, execute, parallelism=4, clock=FakeClock())
-    assert result.ok and sorted(result.done) == ["a", "b", "c", "d"]
+    assert result.ok and sorted(names(result.done)) == ["a", "b", "c", "d"]
     for before, after in plan.edges:
-        assert log.index(("end", before)) < log.index(("start", after))
+        assert log.index(("end", before.address)) < log.index(("start", after.address))
 
 
 def test_independent_changes_run_in_parallel_up_to_the_bound() -> None:
@@ -92,7 +102,7 @@ def test_a_change_that_keeps_failing_makes_exactly_the_budgeted_calls() -> None:
 
     clock = FakeClock()
     result = walk_plan(plan, execute, retry=RetryPolicy(attempts=3), clock=clock)
-    assert list(result.failed) == ["a"] and "throttled" in result.failed["a"]
+    assert names(result.failed) == ["a"] and "throttled" in result.failed[ChangeKey("a")]
     assert calls == 3 and len(clock.slept) == 2
 
 
@@ -106,7 +116,7 @@ def test_an_error_the_provider_already_retried_is_not_retried_again() -> None:
         raise ProviderError(ErrorKind.RETRYABLE, "throttled 5 times", retried=True)
 
     result = walk_plan(plan, execute, retry=RetryPolicy(attempts=8), clock=FakeClock())
-    assert calls == 1 and list(result.failed) == ["a"]
+    assert calls == 1 and names(result.failed) == ["a"]
 
 
 def test_a_permanent_error_stops_new_work_and_skips_dependents_once() -> None:
@@ -119,9 +129,10 @@ def test_a_permanent_error_stops_new_work_and_skips_dependents_once() -> None:
 
     events: list[dict[str, object]] = []
     result = walk_plan(plan, execute, parallelism=1, emit=events.append, clock=FakeClock())
-    assert result.failed == {"a": "invalid instance type (permanent)"}
-    assert result.skipped == {"b": "a", "c": "a"}
-    assert result.not_started == ("x",)
+    a, b, c, x = map(ChangeKey, "abcx")
+    assert result.failed == {a: "invalid instance type (permanent)"}
+    assert result.skipped == {b: a, c: a}
+    assert result.not_started == (x,)
     assert sorted(e["address"] for e in events if e["type"] == "skipped") == ["b", "c"]
 
 
@@ -143,4 +154,4 @@ def test_in_flight_changes_finish_when_one_fails(kind: ErrorKind) -> None:
             failure_seen.set()
 
     result = walk_plan(plan, execute, parallelism=2, emit=emit, clock=FakeClock())
-    assert result.done == ("slow",) and list(result.failed) == ["fails"]
+    assert names(result.done) == ["slow"] and names(result.failed) == ["fails"]

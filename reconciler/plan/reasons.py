@@ -1,0 +1,62 @@
+"""Why a plan does what it does: one code per reason, and its human text, in one table.
+
+Code decides (renderers, tests, readers of `plan --json` branch on `reason_code`); text explains
+(`reason`, shown to people, never parsed). A reason with details (which attributes force a
+replacement, which drifted) fills them into its template.
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class Reason(enum.StrEnum):
+    NEW = "new"
+    UP_TO_DATE = "up_to_date"
+    NOT_DECLARED = "not_declared"
+    DESTROY_REQUESTED = "destroy_requested"
+    REPLACE_REQUESTED = "replace_requested"
+    FORCED_BY_ATTRIBUTE = "forced_by_attribute"
+    ALWAYS_REPLACED = "always_replaced"  # the kind replaces on any change; its model says why
+    RESIZE = "resize"
+    UPDATE = "update"
+    MISSING = "missing"
+    ADOPT = "adopt"
+    TAINTED = "tainted"
+    DRIFT = "drift"  # undoes a change made outside poolform, by the change's own means
+    DRIFT_COUNT = "drift_count"  # a count outside the bounds, brought back inside them
+    DRIFT_REPLACE = "drift_replace"  # drift that only a replacement undoes
+    LEFT_BEHIND = "left_behind"
+    UNRECORDED = "unrecorded"
+
+
+TEXT: dict[Reason, str] = {
+    Reason.NEW: "not yet created",
+    Reason.UP_TO_DATE: "up to date",
+    Reason.NOT_DECLARED: "no longer in the configuration",
+    Reason.DESTROY_REQUESTED: "destroy requested",
+    Reason.REPLACE_REQUESTED: "replacement requested with --replace",
+    Reason.FORCED_BY_ATTRIBUTE: "{paths} forces replacement",
+    Reason.ALWAYS_REPLACED: "{why}",
+    Reason.RESIZE: "resize in place",
+    Reason.UPDATE: "update in place",
+    Reason.MISSING: "recorded, but missing from the provider: it will be recreated",
+    Reason.ADOPT: "created by an interrupted apply: it will be adopted, not duplicated",
+    Reason.TAINTED: "tainted: the last apply did not finish it",
+    Reason.DRIFT: "changed outside poolform ({attributes}); {then}",
+    Reason.DRIFT_COUNT: "changed outside poolform (desired): the running count is outside the "
+    "declared bounds and will be brought back inside them",
+    Reason.DRIFT_REPLACE: "changed outside poolform ({attributes}): only a replacement restores it",
+    Reason.LEFT_BEHIND: "part of a recorded resource that it no longer uses (changed or deleted "
+    "outside poolform): it will be deleted",
+    Reason.UNRECORDED: "tagged with this state but recorded nowhere (left by an interrupted "
+    "apply): it will be deleted",
+}
+
+# Reasons of changes that undo drift: worth saying even on an ordinary update.
+UNDOES_DRIFT = frozenset({Reason.DRIFT, Reason.DRIFT_COUNT, Reason.DRIFT_REPLACE})
+
+
+def reason_text(reason: Reason, **details: str) -> str:
+    """The human text of `reason`, its template filled with `details`."""
+    return TEXT[reason].format(**details)
