@@ -56,8 +56,14 @@ def outputs(plan: Plan) -> dict[str, str]:
     }
 
 
-def test_cases_exist() -> None:
-    assert len(CASES) >= 16, CASES
+def test_every_case_folder_is_a_complete_case() -> None:
+    """No folder is skipped silently: each holds a configuration, a prior state and the three
+    expected outputs (a missing one fails here, not just in its own parametrized run)."""
+    folders = sorted(p.name for p in GOLDEN.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert folders == CASES
+    for name in CASES:
+        present = {p.name for p in (GOLDEN / name).iterdir()}
+        assert {"config", "state.json", "plan.txt", "plan.json", "plan.md"} <= present, name
 
 
 @pytest.mark.parametrize("name", CASES)

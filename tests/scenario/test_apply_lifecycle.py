@@ -4,11 +4,11 @@ place, rolling replace, destroy and re-create, each followed by a plan with no c
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 
 from providers.local.admin import list_instances
 from tests.scenario.installed import poolform
+from tests.scenario.state_view import recorded_addresses
 
 
 def assert_converged(directory: Path) -> None:
@@ -63,8 +63,7 @@ def test_create_resize_replace_destroy_recreate(quickstart: Path) -> None:
     assert destroyed.returncode == 0, destroyed.stderr
     assert "7 destroyed" in destroyed.stdout
     assert running(quickstart) == {}
-    with sqlite3.connect(quickstart / ".poolform" / "state.db") as db:
-        assert db.execute("SELECT count(*) FROM resources").fetchone() == (0,)
+    assert recorded_addresses(quickstart) == []
 
     recreated = poolform("apply", quickstart, "--auto-approve")
     assert recreated.returncode == 0, recreated.stderr

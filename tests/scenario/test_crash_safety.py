@@ -13,14 +13,7 @@ import pytest
 
 from tests.scenario.forty import write_forty
 from tests.scenario.installed import poolform, start
-
-
-def serial_of(directory: Path) -> int:
-    path = directory / ".poolform" / "state.db"
-    if not path.exists():
-        return 0
-    with sqlite3.connect(path) as db:
-        return int(db.execute("SELECT serial FROM meta").fetchone()[0])
+from tests.scenario.state_view import recorded_addresses, serial_of, untracked_instances
 
 
 def apply_until_done(directory: Path) -> str:
@@ -34,17 +27,6 @@ def apply_until_done(directory: Path) -> str:
         unlocked = poolform("force-unlock", stale.group(1), "--dir", directory)
         assert unlocked.returncode == 0, unlocked.stderr
     raise AssertionError("apply did not converge")
-
-
-def untracked_instances(directory: Path) -> list[str]:
-    """Running instances whose group no recorded resource owns."""
-    with sqlite3.connect(directory / ".poolform" / "state.db") as state:
-        recorded = " ".join(row[0] for row in state.execute("SELECT provider_ids FROM resources"))
-    with sqlite3.connect(directory / ".poolform" / "local-cloud.db") as cloud:
-        rows = cloud.execute(
-            "SELECT id, group_id FROM instances WHERE state = 'running'"
-        ).fetchall()
-    return [instance for instance, group in rows if group not in recorded]
 
 
 def crash_repeatedly(directory: Path, kills: int, seed: int) -> None:
@@ -93,8 +75,7 @@ def test_four_concurrent_applies_run_one_at_a_time(tmp_path: Path) -> None:
         "exactly one apply created the resources; the others found nothing to do"
     )
     assert poolform("plan", directory, "--detailed-exitcode").returncode == 0
-    with sqlite3.connect(directory / ".poolform" / "state.db") as db:
-        assert db.execute("SELECT count(*) FROM resources").fetchone() == (40,)
+    assert len(recorded_addresses(directory)) == 40
 
 
 def test_a_second_apply_without_lock_timeout_names_the_holder(tmp_path: Path) -> None:
