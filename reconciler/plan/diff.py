@@ -1,8 +1,8 @@
 """Diff and classification of one resource: which attributes changed, and what that means.
 
 Attributes are compared with `==` first and DeepDiff is called only for the top-level
-attributes that differ: on 10,000 resources a blanket DeepDiff costs seconds where this costs
-milliseconds (FIELD-NOTES.md). The update rule of each changed path comes from schemas/.
+attributes that differ: on 10,000 resources a blanket DeepDiff was measured at seconds where
+this costs milliseconds. The update rule of each changed path comes from schemas/.
 """
 
 from __future__ import annotations

@@ -129,10 +129,6 @@ class Summary:
     replace: int = 0
     destroy: int = 0
 
-    @property
-    def total(self) -> int:
-        return self.add + self.change + self.replace + self.destroy
-
 
 @dataclass(frozen=True)
 class Plan:

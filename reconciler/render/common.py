@@ -12,9 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.plan.expand import SENSITIVE_PREFIX
 from reconciler.plan.model import Action, AttributeChange, Plan, ResourceChange
 
-SENSITIVE_PREFIX = "sensitive:sha256:"  # as written by reconciler.plan.expand
 SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
 NO_CHANGES = "No changes. Your capacity matches the configuration."
@@ -203,13 +203,6 @@ def rolling_line(change: ResourceChange) -> str | None:
         f"(max_surge {r.max_surge}, max_unavailable {r.max_unavailable})"
     )
 
-
-ACTION_WORDS = {
-    Action.CREATE: "create",
-    Action.UPDATE: "update in place",
-    Action.REPLACE: "replace",
-    Action.DELETE: "destroy",
-}
 
 LEGEND = {
     "+": "create",
