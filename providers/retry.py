@@ -25,11 +25,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Protocol, TypeVar
-
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from providers.protocol import ErrorKind, ProviderError
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 T = TypeVar("T")
 OnRetry = Callable[[int, float, ProviderError], None]  # (retry number from 1, delay, error)
@@ -87,6 +88,8 @@ class RetryPolicy:
     ) -> T:
         """`call()`, retried while it raises a retryable ProviderError, at most `attempts`
         times in all; the last error is re-raised as it was."""
+        # Imported on first use (tens of ms): `validate` and `plan --no-refresh` never retry.
+        from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
         def wait(state: RetryCallState) -> float:
             return self.delay(state.attempt_number - 1)

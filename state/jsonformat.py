@@ -87,7 +87,9 @@ def record_from_dict(doc: Any, where: str = "resource") -> ResourceRecord:
         raise StateError(f"{where}: schema_version must be an integer")
     return ResourceRecord(
         address=address,
-        resource_type=_require(doc, "resource_type" if "resource_type" in doc else "kind", str, where),
+        resource_type=_require(
+            doc, "resource_type" if "resource_type" in doc else "kind", str, where
+        ),
         attributes=_require(doc, "attributes", dict, where),
         provider_ids=dict(provider_ids),
         dependencies=tuple(dependencies),
