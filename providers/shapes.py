@@ -28,6 +28,7 @@ class Shape:
     template_config: dict[str, Any] | None  # None: a worker pool has no launch template
     setup: str | None = None
     env: dict[str, str] = field(default_factory=dict)  # envs and secrets, never stored
+    sensitive: tuple[str, ...] = ()  # clear values of sensitive fields: redacted from any log
 
     @property
     def prefix(self) -> str:
@@ -116,4 +117,5 @@ def _worker_pool(spec: ResourceSpec) -> Shape:
         template_config=None,
         setup=attributes.get("setup"),
         env={**envs, **secrets},
+        sensitive=tuple(v for v in secrets.values() if v),
     )

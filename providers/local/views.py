@@ -76,15 +76,20 @@ def observe_one(conn: sqlite3.Connection, group_id: str) -> Observed:
     return observe_group(group, LocalCloud.template(conn, group["template_id"]))
 
 
-def list_lineage(conn: sqlite3.Connection, lineage: str) -> list[Observed]:
-    """Everything tagged with `lineage`: one query per table, whatever the count."""
+def list_lineage(
+    conn: sqlite3.Connection, lineage: str, groups: Sequence[sqlite3.Row] | None = None
+) -> list[Observed]:
+    """Everything tagged with `lineage`: one query per table, whatever the count. `groups`:
+    the lineage's groups with counts, when the caller has read them already."""
     templates = {
         row["id"]: row
         for row in conn.execute("SELECT * FROM templates WHERE lineage = ?", (lineage,))
     }
     result: list[Observed] = []
     used: set[str] = set()
-    for group in conn.execute(GROUPS_WITH_COUNTS + " WHERE g.lineage = ?", (lineage,)):
+    if groups is None:
+        groups = conn.execute(GROUPS_WITH_COUNTS + " WHERE g.lineage = ?", (lineage,)).fetchall()
+    for group in groups:
         template = templates.get(group["template_id"]) if group["template_id"] else None
         if template is not None:
             used.add(template["id"])

@@ -14,13 +14,15 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from providers.protocol import ErrorKind, ProviderError
 
 LOG_NAME = "setup.log"
+PID_NAME = "setup.pid"
+WORKER_ENV = "POOLFORM_WORKER_ID"  # set for `setup`: how upkeep finds a killed boot's processes
 TAIL_LINES = 20
 
 
@@ -57,8 +59,13 @@ def run_setups(
     env: Mapping[str, str],
     timeout: float,
     address: str,
+    *,
+    secrets: Sequence[str] = (),
 ) -> None:
-    """Run `setup` in every directory at once; PERMANENT (with the log tail) if one fails."""
+    """Run `setup` in every directory at once; PERMANENT (with the log tail) if one fails.
+
+    Each worker's directory keeps the pid of its `setup` (setup.pid) while it runs, so what a
+    killed poolform leaves running can be found and ended (providers/local/upkeep.py)."""
     if not setup or not setup.strip():
         return
     started: dict[str, subprocess.Popen[bytes]] = {}
@@ -68,12 +75,13 @@ def run_setups(
                 started[worker_id] = subprocess.Popen(
                     ["bash", "-c", setup],
                     cwd=directory,
-                    env={**os.environ, **env, "POOLFORM_WORKER_ID": worker_id},
+                    env={**os.environ, **env, WORKER_ENV: worker_id},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
+            _write_private(directory / PID_NAME, f"{started[worker_id].pid}\n")
         deadline = time.monotonic() + timeout
         for worker_id, process in started.items():
             try:
@@ -89,6 +97,12 @@ def run_setups(
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
 
 
 def _failed(

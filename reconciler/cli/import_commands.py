@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from reconciler.cli.plan_commands import lock_timeout_option, parse_timeout
 from reconciler.errors import PoolformError
+
+if TYPE_CHECKING:
+    from state import ResourceRecord
 
 DIR_OPTION = click.option(
     "--dir", "directory", type=click.Path(path_type=Path), default=".", show_default=True
@@ -24,7 +27,7 @@ def recorded_attributes(
     provider reports laid over it, so the next plan shows how reality differs."""
     if resource_type not in ("machine_type", "worker_pool"):
         return {key: observed.get(key, value) for key, value in desired.items()}
-    attributes = json.loads(json.dumps(desired))
+    attributes: dict[str, Any] = json.loads(json.dumps(desired))
     if resource_type == "machine_type":
         template = attributes["launch_templates"][0]
         for key in ("instance_type", "market_type"):
@@ -34,6 +37,36 @@ def recorded_attributes(
             if key in observed:
                 attributes[key] = observed[key]
     return attributes
+
+
+def forget_in_provider(directory: Path, record: ResourceRecord) -> str:
+    """`state rm`'s second half: the provider stops marking the resource as this state's
+    (removes poolform's tags, or records it as forgotten), so no plan or drift sees it again.
+    Returns what happened, for the user."""
+    from providers.protocol import ErrorKind, ProviderError
+    from reconciler.loading import load_configuration
+    from reconciler.workspace import open_provider
+
+    ids = ", ".join(f"{k} {v}" for k, v in sorted(record.provider_ids.items()))
+    if not ids:
+        return "It had no provider ids: there was nothing to untag."
+    provider = open_provider(load_configuration(directory))
+    try:
+        provider.forget(record.address, record.resource_type, record.provider_ids)
+    except ProviderError as error:
+        if error.kind is ErrorKind.NOT_FOUND:
+            return f"The provider no longer has {ids}."
+        return (
+            f"warning: the provider still marks {ids} as this state's ({error.message}); plans "
+            "report it as unmanaged and never delete it; run `poolform state rm` again to retry"
+        )
+    finally:
+        provider.close()
+    key = "group" if "group" in record.provider_ids else next(iter(sorted(record.provider_ids)))
+    return (
+        f"The provider no longer marks {ids} as this state's, so plans leave it alone; "
+        f"`poolform import {record.address} {record.provider_ids[key]}` takes it back."
+    )
 
 
 @click.command("import")
@@ -67,6 +100,14 @@ def import_(address: str, provider_id: str, directory: Path, lock_timeout: str) 
             if address in snapshot:
                 raise PoolformError(
                     f"{address} is already managed", hint="`poolform state rm` it first"
+                )
+            owner = next(
+                (r.address for r in snapshot if provider_id in r.provider_ids.values()), None
+            )
+            if owner is not None:
+                raise PoolformError(
+                    f"{provider_id} is already managed as {owner}",
+                    hint=f"`poolform state rm {owner}` first to move it to {address}",
                 )
             tags = {
                 TAG_LINEAGE: snapshot.lineage,

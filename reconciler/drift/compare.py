@@ -26,6 +26,7 @@ from reconciler.drift.model import (
     LEFT_BEHIND,
     PENDING_ADOPTION,
     SCHEDULER_MOVED,
+    SHORTFALL,
     AttributeDrift,
     DriftReport,
     Note,
@@ -35,6 +36,7 @@ from reconciler.drift.model import (
 from reconciler.plan.expand import SENSITIVE_PREFIX, hash_secret
 from reconciler.plan.refresh import (
     RefreshResult,
+    import_hint,
     is_left_behind,
     is_same_resource,
     match_observed,
@@ -196,6 +198,16 @@ def detect_drift(
                     dict(item.provider_ids),
                 )
             )
+    for address, short in refresh.shortfalls.items():
+        who = "the group is launching" if short.heals else "the next apply launches"
+        notes.append(
+            Note(
+                address,
+                SHORTFALL,
+                f"{short.running} of {short.desired} instances run: {who} the missing "
+                f"{short.desired - short.running}",
+            )
+        )
     for address in sorted(refresh.adoptable):
         notes.append(
             Note(
@@ -210,7 +222,8 @@ def detect_drift(
             o.address,
             o.resource_type,
             dict(o.provider_ids),
-            "tagged with this state's lineage, but no record accounts for it",
+            "tagged with this state's lineage, but no record accounts for it (poolform never "
+            f"deletes it): {import_hint(o)}",
         )
         for o in refresh.orphans
         if o.address not in leftovers

@@ -24,6 +24,7 @@ DELETED = "deleted"  # recorded, gone from the provider
 SCHEDULER_MOVED = "scheduler_moved_count"
 PENDING_ADOPTION = "pending_adoption"
 LEFT_BEHIND = "left_behind"  # a recorded part the resource no longer uses
+SHORTFALL = "shortfall"  # a group running fewer instances than it wants, until it heals
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,11 @@ def build_order(
                 graph.add_edge(change.address, dep)  # stop using it, then delete it
             elif dep in change.dependencies:
                 graph.add_edge(dep, change.address)  # create/update it, then use it
+        base = change.address.split("#", 1)[0]
+        if change.cleanup_ids is not None and base in by_address:
+            # A copy an interrupted apply made is proven by the address's intent, which the
+            # address's own change clears: delete the copy first.
+            graph.add_edge(change.address, base)
     try:
         generations = [tuple(sorted(level)) for level in nx.topological_generations(graph)]
     except nx.NetworkXUnfeasible as exc:  # validation rejects cycles; this is a bug guard

@@ -5,13 +5,19 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from providers.protocol import Observed
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from reconciler.plan.diff import classify
 from reconciler.plan.expand import DesiredResource, expand
 from reconciler.plan.graph import build_order
 from reconciler.plan.model import REASON_DRIFT, Action, Plan, PlanOptions, ResourceChange
-from reconciler.plan.refresh import RefreshResult, is_left_behind
+from reconciler.plan.refresh import (
+    RefreshResult,
+    Shortfall,
+    is_left_behind,
+    unrecorded_notice,
+)
 from state import ResourceRecord, StateSnapshot
 
 if TYPE_CHECKING:
@@ -95,7 +101,9 @@ def make_plan(
     for address in addresses:
         resource = desired.get(address)
         record = recorded.get(address)
-        resource_type = resource.resource_type if resource else (record.resource_type if record else "")
+        resource_type = (
+            resource.resource_type if resource else (record.resource_type if record else "")
+        )
         gone = address in refresh.missing and resource is not None
         change = classify(
             resource,
@@ -105,16 +113,18 @@ def make_plan(
             force_replace=address in options.replace and not gone,
             destroying=options.destroy,
         )
-        if gone:
-            change = _retitled(
-                change, "recorded, but missing from the provider: it will be recreated"
-            )
-        elif address in refresh.adoptable and change.action is Action.CREATE:
+        if address in refresh.adoptable and change.action is Action.CREATE:
             change = _retitled(
                 change, "created by an interrupted apply: it will be adopted, not duplicated"
             )
+        elif gone:
+            change = _retitled(
+                change, "recorded, but missing from the provider: it will be recreated"
+            )
         elif drift is not None and (drifted := drift.get(address)) and resource is not None:
             change = _restoring(change, drifted, resource, record)
+        if change.action is Action.NOOP and (short := refresh.shortfalls.get(address)):
+            change = _healing(change, short)
         if record is not None and record.tainted and change.action in (Action.NOOP, Action.UPDATE):
             change = classify(
                 resource, record.attributes, address, resource_type, force_replace=True
@@ -126,7 +136,7 @@ def make_plan(
         if resource is not None and resource.source:
             change = replace(change, source=resource.source)
         changes.append(change)
-    changes.extend(_cleanups(refresh, options, snapshot))
+    changes.extend(_cleanups(refresh, options, snapshot, changes))
     ordered, generations, edges = build_order(changes, recorded_deps)
     return Plan(
         config_digest=configuration.digest,
@@ -137,25 +147,51 @@ def make_plan(
         edges=edges,
         options=options,
         unchanged=unchanged,
-        warnings=tuple(w.render() for w in configuration.warnings),
+        warnings=(
+            *(w.render() for w in configuration.warnings),
+            *_unrecorded(refresh, options, snapshot),
+        ),
     )
 
 
+def _in_scope(address: str, options: PlanOptions) -> bool:
+    return not options.targets or any(_matches(address, t) for t in options.targets)
+
+
 def _cleanups(
-    refresh: RefreshResult, options: PlanOptions, snapshot: StateSnapshot
+    refresh: RefreshResult,
+    options: PlanOptions,
+    snapshot: StateSnapshot,
+    changes: list[ResourceChange],
 ) -> list[ResourceChange]:
+    """Deletes of what provably belongs to nothing: a part a recorded resource no longer uses,
+    and a copy an interrupted apply made (its token matches the recorded intent) that this plan
+    does not adopt. A half-made copy is adopted by re-running its create or replace with the
+    same token; any other change of its address clears the intent, so the copy goes first."""
+    adopting = {c.address for c in changes if c.action in (Action.CREATE, Action.REPLACE)}
+    doomed: list[tuple[Observed, str]] = [
+        (
+            orphan,
+            "part of a recorded resource that it no longer uses (changed or deleted outside "
+            "poolform): it will be deleted",
+        )
+        for orphan in refresh.orphans
+        if is_left_behind(snapshot, orphan)
+    ]
+    doomed += [
+        (
+            copy,
+            "made by an interrupted apply (it carries the token of the recorded intent) and "
+            "no longer wanted: it will be deleted",
+        )
+        for copy in refresh.half_made
+        if copy.address not in adopting
+    ]
     cleanups = []
-    for orphan in refresh.orphans:
-        if options.targets and not any(_matches(orphan.address, t) for t in options.targets):
+    for orphan, reason in doomed:
+        if not _in_scope(orphan.address, options):
             continue
         suffix = "/".join(sorted(orphan.provider_ids.values()))
-        reason = (
-            "part of a recorded resource that it no longer uses (changed or deleted outside "
-            "poolform): it will be deleted"
-            if is_left_behind(snapshot, orphan)
-            else "tagged with this state but recorded nowhere (left by an interrupted apply): "
-            "it will be deleted"
-        )
         cleanups.append(
             ResourceChange(
                 address=f"{orphan.address}#{suffix}",
@@ -166,6 +202,30 @@ def _cleanups(
             )
         )
     return cleanups
+
+
+def _unrecorded(refresh: RefreshResult, options: PlanOptions, snapshot: StateSnapshot) -> list[str]:
+    """Resources carrying this state's tags that nothing proves poolform made: reported with
+    the import that takes them back, never deleted (a `state rm` must not turn into a delete)."""
+    return [
+        unrecorded_notice(orphan)
+        for orphan in refresh.orphans
+        if not is_left_behind(snapshot, orphan) and _in_scope(orphan.address, options)
+    ]
+
+
+def _healing(change: ResourceChange, short: Shortfall) -> ResourceChange:
+    """A group short of instances that its cloud does not bring back by itself."""
+    if short.heals:
+        return change
+    missing = short.desired - short.running
+    return replace(
+        change,
+        action=Action.UPDATE,
+        update_kind="resize",
+        reason=f"{REASON_DRIFT} (running): {short.running} of {short.desired} instances run; "
+        f"apply launches the missing {missing}",
+    )
 
 
 def _restoring(

@@ -21,7 +21,12 @@ from providers.protocol import TAG_TOKEN, Observed, ResourceRef
 from reconciler.drift.compare import detect_drift
 from reconciler.errors import PoolformError
 from reconciler.plan.model import Plan
-from reconciler.plan.refresh import RefreshResult, is_same_resource, match_observed
+from reconciler.plan.refresh import (
+    RefreshResult,
+    is_left_behind,
+    is_same_resource,
+    match_observed,
+)
 from state import StateSnapshot
 
 ABSENT = "absent"
@@ -89,7 +94,9 @@ def plan_rereads(plan: Plan, snapshot: StateSnapshot, refresh: RefreshResult, sa
             continue
         record = snapshot.get(change.address)
         if record is not None:
-            refs[change.address] = ResourceRef(record.address, record.resource_type, record.provider_ids)
+            refs[change.address] = ResourceRef(
+                record.address, record.resource_type, record.provider_ids
+            )
             continue
         intent = snapshot.intents.get(change.address)
         made = next(
@@ -104,6 +111,17 @@ def plan_rereads(plan: Plan, snapshot: StateSnapshot, refresh: RefreshResult, sa
         )
         if made is not None:  # adopted: read back what the interrupted apply made
             refs[change.address] = ResourceRef(made.address, made.resource_type, made.provider_ids)
+    for orphan in refresh.orphans:  # reported unrecorded ones: the re-plan reports them too
+        if is_left_behind(snapshot, orphan):
+            continue  # a cleanup: read back above
+        key = f"{orphan.address}#{'/'.join(sorted(orphan.provider_ids.values()))}"
+        refs.setdefault(key, ResourceRef(orphan.address, orphan.resource_type, orphan.provider_ids))
+        record = snapshot.get(orphan.address)
+        if record is not None:
+            refs.setdefault(
+                record.address,
+                ResourceRef(record.address, record.resource_type, record.provider_ids),
+            )
     prints = {key: fingerprint(_find(ref, refresh.observed), salt) for key, ref in refs.items()}
     return Reread(refs, prints)
 

@@ -289,8 +289,12 @@ def test_setup_timeout(state_dir: Path) -> None:
 
 def test_admin_changes_show_in_list(provider: LocalProvider, state_dir: Path) -> None:
     ids = provider.create(machine(2, 4)).provider_ids
-    admin.terminate_instance(state_dir, running(state_dir, MT)[0]["id"])
-    assert by_address(provider)[MT].attributes["running"] == 1
+    lost = running(state_dir, MT)[0]["id"]
+    admin.terminate_instance(state_dir, lost)
+    assert len(running(state_dir, MT)) == 1
+    # the group heals on the next call that reads it, as an Auto Scaling group would have
+    assert by_address(provider)[MT].attributes["running"] == 2
+    assert lost not in {i["id"] for i in running(state_dir, MT)}
     admin.change_template(state_dir, MT, instance_type="p4de.24xlarge")
     seen = by_address(provider)[MT].attributes
     assert (seen["instance_type"], seen["template_version"]) == ("p4de.24xlarge", 2)
