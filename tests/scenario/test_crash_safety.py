@@ -1,26 +1,44 @@
-"""kill -9 at any moment during apply loses nothing, and one writer at a time."""
+"""kill -9 at any moment during apply loses nothing, and one writer at a time.
+
+The killed apply creates, resizes and rolls worker pools (whose `setup` takes a while) besides
+its 40 control-plane and machine-type resources; the next apply converges with no orphan (a
+running instance without a record, a stray setup process or worker directory) and no duplicate.
+"""
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import signal
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from providers.local.admin import list_instances
 from tests.scenario.forty import write_forty
 from tests.scenario.installed import poolform, start
 
+MARK = "POOLFORM_CRASH_TEST"  # inherited by what a killed apply started, so it can be found
+
+
+def pulled(directory: Path) -> dict[str, Any]:
+    """The state, read through the CLI (so the test runs on every backend)."""
+    if not (directory / ".poolform").exists():
+        return {"serial": 0, "resources": []}
+    result = poolform("state", "pull", "--dir", directory)
+    if result.returncode != 0 and "no state" in result.stderr:
+        return {"serial": 0, "resources": []}
+    assert result.returncode == 0, result.stderr
+    document: dict[str, Any] = json.loads(result.stdout)
+    return document
+
 
 def serial_of(directory: Path) -> int:
-    path = directory / ".poolform" / "state.db"
-    if not path.exists():
-        return 0
-    with sqlite3.connect(path) as db:
-        return int(db.execute("SELECT serial FROM meta").fetchone()[0])
+    return int(pulled(directory)["serial"])
 
 
 def apply_until_done(directory: Path) -> str:
@@ -36,24 +54,68 @@ def apply_until_done(directory: Path) -> str:
     raise AssertionError("apply did not converge")
 
 
+def write_workers(directory: Path, variant: str) -> None:
+    """Worker pools whose `setup` takes a while, so kills land in it: `wp-roll` rolls over to a
+    new setup and `wp-size` resizes at every switch of variant."""
+    b = variant == "b"
+    (directory / "workers.yaml").write_text(
+        "kind: WorkerPool\nname: wp-roll\npool: {workers: 3}\n"
+        "resources: {instance_type: c5.xlarge}\nmax_surge: 1\nmax_unavailable: 1\n"
+        f"setup: sleep 0.3; echo {variant} > ready\n"
+        "---\n"
+        f"kind: WorkerPool\nname: wp-size\npool: {{workers: {3 if b else 2}}}\n"
+        "resources: {instance_type: c5.xlarge}\nsetup: sleep 0.2\n"
+    )
+
+
 def untracked_instances(directory: Path) -> list[str]:
     """Running instances whose group no recorded resource owns."""
-    with sqlite3.connect(directory / ".poolform" / "state.db") as state:
-        recorded = " ".join(row[0] for row in state.execute("SELECT provider_ids FROM resources"))
-    with sqlite3.connect(directory / ".poolform" / "local-cloud.db") as cloud:
-        rows = cloud.execute(
-            "SELECT id, group_id FROM instances WHERE state = 'running'"
-        ).fetchall()
-    return [instance for instance, group in rows if group not in recorded]
+    recorded = {
+        group for r in pulled(directory)["resources"] for group in r["provider_ids"].values()
+    }
+    return [i["id"] for i in list_instances(directory / ".poolform") if i["group"] not in recorded]
+
+
+def duplicates(directory: Path) -> dict[str, set[str]]:
+    """Addresses with instances in more than one group."""
+    groups: dict[str, set[str]] = {}
+    for instance in list_instances(directory / ".poolform"):
+        groups.setdefault(instance["address"], set()).add(instance["group"])
+    return {address: found for address, found in groups.items() if len(found) > 1}
+
+
+def stray_directories(directory: Path) -> set[str]:
+    """Worker directories no running instance owns."""
+    owned = {i["id"] for i in list_instances(directory / ".poolform")}
+    workers = directory / ".poolform" / "workers"
+    return {p.name for p in workers.iterdir()} - owned if workers.exists() else set()
+
+
+def stray_setups(mark: str) -> list[int]:
+    """Processes still running that a killed apply started (they inherit its environment)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            environment = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"{MARK}={mark}".encode() in environment and entry.name.isdigit():
+            found.append(int(entry.name))
+    return found
 
 
 def crash_repeatedly(directory: Path, kills: int, seed: int) -> None:
     chance = random.Random(seed)
     last_serial = 0
     for attempt in range(kills):
-        write_forty(directory, "ab"[attempt % 2], latency_ms=10)
-        process = start("apply", directory, "--auto-approve", "--parallelism", "8")
-        time.sleep(chance.uniform(0.05, 1.2))
+        variant = "ab"[attempt % 2]
+        write_forty(directory, variant, latency_ms=10)
+        write_workers(directory, variant)
+        mark = f"{directory}:{attempt}"
+        process = start(
+            "apply", directory, "--auto-approve", "--parallelism", "8", env={MARK: mark}
+        )
+        time.sleep(chance.uniform(0.05, 2.5))
         process.send_signal(signal.SIGKILL)
         process.wait()
         serial = serial_of(directory)
@@ -65,6 +127,13 @@ def crash_repeatedly(directory: Path, kills: int, seed: int) -> None:
         assert untracked_instances(directory) == [], (
             f"kill {attempt}: instances without a state entry"
         )
+        assert duplicates(directory) == {}, f"kill {attempt}: an address has two groups"
+        assert stray_directories(directory) == set(), f"kill {attempt}: stray worker dirs"
+        assert stray_setups(mark) == [], f"kill {attempt}: setup processes left running"
+        workers = list_instances(directory / ".poolform")
+        for address, count in (("worker_pool.wp-roll", 3), ("worker_pool.wp-size", 2)):
+            count += 1 if address.endswith("size") and variant == "b" else 0
+            assert sum(1 for w in workers if w["address"] == address) == count, address
         assert serial_of(directory) >= serial
 
 
