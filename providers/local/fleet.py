@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from providers.protocol import ErrorKind, Observed, ProviderError, ResourceSpec, RollingSpec
-from providers.shapes import Shape
+from providers.shapes import Shape, sensitive_template_fields
 
 from . import workers
+from .sealed import seal_fields
 from .settings import Knobs
 from .store import LocalCloud, dumps, new_id
 from .upkeep import LaunchLock, sweep
@@ -116,7 +117,7 @@ class Fleet:
                 "INSERT INTO templates (id, address, lineage, instance_type, market_type,"
                 " config, version, tags) VALUES (?, ?, ?, ?, ?, ?, 1, ?)",
                 (template_id, spec.address, spec.lineage, shape.instance_type, shape.market,
-                 dumps(shape.template_config), tags),
+                 dumps(seal_fields(shape.template_config, sensitive_template_fields())), tags),
             )  # fmt: skip
         group_id = new_id(shape.prefix)
         conn.execute(

@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from providers.protocol import Observed, ResourceRef
+from providers.shapes import sensitive_template_fields
 
+from .sealed import reported
 from .store import GROUPS_WITH_COUNTS, LocalCloud
 
 # What a worker pool's group reports of its configuration (secrets only by name).
@@ -65,7 +67,7 @@ def _template_attributes(template: sqlite3.Row) -> dict[str, Any]:
         "market_type": template["market_type"],
         "advanced_instance_config": config.get("advanced_instance_config") or {},
         "zones": config.get("zones") or [],
-        "user_data": config.get("user_data"),
+        **reported(config, sensitive_template_fields()),
         "template_version": template["version"],
     }
 
