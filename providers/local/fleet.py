@@ -172,7 +172,8 @@ class Fleet:
     def resize(self, spec: ResourceSpec, shape: Shape, ids: Mapping[str, str]) -> Observed:
         """New bounds; apply provisions the warm count, terminating idle instances first.
 
-        Busy instances stay (the scheduler owns what runs) unless above the new maximum."""
+        Busy instances stay (the scheduler owns what runs) unless above the new maximum. An
+        update that changes nothing heals: the group gets back to the count it wants."""
         group_id = ids.get("group", "")
         with self.lock.launching():
             with self.cloud.write() as conn:
@@ -181,6 +182,9 @@ class Fleet:
                     raise not_found(spec.address, ids)
                 busy = group["running"] - group["idle"]
                 target = min(max(shape.desired, busy), shape.max_size)
+                declared = (shape.min_size, shape.max_size, dumps(shape.group_config))
+                if declared == (group["min_size"], group["max_size"], group["config"]):
+                    target = min(max(int(group["desired"]), shape.min_size), shape.max_size)
                 conn.execute(
                     "UPDATE groups SET min_size = ?, max_size = ?, desired = ?, config = ?"
                     " WHERE id = ?",

@@ -28,6 +28,7 @@ def observe_group(group: sqlite3.Row, template: sqlite3.Row | None) -> Observed:
     }
     ids = {"group": group["id"]}
     if group["resource_type"] == "worker_pool":
+        attributes["heals"] = False  # its setup needs secrets the cloud never keeps: see upkeep
         attributes["instance_type"] = config["instance_type"]
         attributes["market_type"] = config["market_type"]
         attributes.update({key: config.get(key) for key in WORKER_FIELDS})
