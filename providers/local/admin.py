@@ -20,7 +20,7 @@ from .store import LocalCloud, dumps
 
 
 def _cloud(state_dir: Path | str) -> LocalCloud:
-    return LocalCloud(Path(state_dir))
+    return LocalCloud(Path(state_dir), create=False)  # a console edits a cloud; it makes none
 
 
 def list_instances(

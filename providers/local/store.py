@@ -108,10 +108,19 @@ def observed_from_json(text: str) -> Observed:
 class LocalCloud:
     """Opens connections to the cloud database; `trace` (if set) sees every SQL statement."""
 
-    def __init__(self, state_dir: Path, capacity: Callable[[str, str], int] | None = None):
+    def __init__(
+        self,
+        state_dir: Path,
+        capacity: Callable[[str, str], int] | None = None,
+        *,
+        create: bool = True,
+    ):
+        """`create=False`: only an existing cloud (NOT_FOUND otherwise; nothing is made)."""
         self.state_dir = Path(state_dir)
         self.path = self.state_dir / DB_NAME
         self.workers_dir = self.state_dir / "workers"
+        if not create and not self.path.is_file():
+            raise ProviderError(ErrorKind.NOT_FOUND, f"no local cloud in {self.state_dir}")
         self.trace: Callable[[str], None] | None = None
         self._default_limit = capacity or (lambda _type, market: DEFAULT_CAPACITY[market])
         # One connection per thread, kept: opening one per call cost more than the call.
