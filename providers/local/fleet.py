@@ -22,7 +22,7 @@ from providers.protocol import ErrorKind, Observed, ProviderError, ResourceSpec,
 from providers.shapes import Shape, sensitive_template_fields
 
 from . import workers
-from .sealed import seal_fields
+from .sealed import holds, seal_fields
 from .settings import Knobs
 from .store import LocalCloud, dumps, new_id
 from .upkeep import LaunchLock, sweep
@@ -128,10 +128,44 @@ class Fleet:
         )  # fmt: skip
         return group_id
 
+    def _made_with(self, spec: ResourceSpec, shape: Shape) -> sqlite3.Row | None:
+        """The group a killed call with this token made, when it is what `shape` asks for;
+        one made for another declaration (changed since) is discarded, never adopted."""
+        with self.cloud.write() as conn:
+            made = self.cloud.group_made_with(conn, spec.token)
+            if made is None or self._is_shaped(conn, made, shape):
+                return made
+            doomed = self.cloud.delete_group(conn, made["id"])
+            conn.execute("DELETE FROM templates WHERE id = ?", (made["template_id"],))
+            conn.execute("DELETE FROM rolls WHERE group_id = ?", (made["id"],))
+        self.cleanup(doomed)
+        self.emit("discard", address=spec.address, group=made["id"], terminated=doomed)
+        return None
+
+    def _is_shaped(self, conn: sqlite3.Connection, group: sqlite3.Row, shape: Shape) -> bool:
+        if shape.template_config is None:
+            return bool(group["config"] == dumps(shape.group_config))
+        template = self.cloud.template(conn, group["template_id"])
+        if template is None:
+            return False
+        if (template["instance_type"], template["market_type"]) != (
+            shape.instance_type,
+            shape.market,
+        ):
+            return False
+        kept = json.loads(template["config"])
+        sealed = sensitive_template_fields()
+        for key, value in shape.template_config.items():
+            if key in sealed:
+                if not holds(kept.get(key), value):
+                    return False
+            elif (kept.get(key) or None) != (value or None):
+                return False
+        return True
+
     def create(self, spec: ResourceSpec, shape: Shape) -> Observed:
         with self.lock.launching():
-            with self.cloud.read() as conn:
-                half_made = self.cloud.group_made_with(conn, spec.token)
+            half_made = self._made_with(spec, shape)
             if half_made is not None:  # a replace with this token was killed: take its group
                 return self._adopt(spec, shape, half_made)
             dirs = self.boot(spec, shape, shape.desired)
@@ -242,8 +276,8 @@ class Fleet:
         self, spec: ResourceSpec, shape: Shape, old_id: str, ids: Mapping[str, str]
     ) -> tuple[str, int]:
         """The group this roll fills, made now or adopted from a killed run, and its target."""
+        made = self._made_with(spec, shape)
         with self.cloud.write() as conn:
-            made = self.cloud.group_made_with(conn, spec.token)
             if made is not None:
                 row = conn.execute(
                     "SELECT target FROM rolls WHERE group_id = ?", (made["id"],)

@@ -70,6 +70,15 @@ def reported(config: Mapping[str, Any], fields: tuple[str, ...]) -> dict[str, An
     return shown
 
 
+def holds(sealed: Any, value: Any) -> bool:
+    """Whether a sealed field keeps `value` (both None counts)."""
+    if sealed is None or value is None:
+        return sealed is None and value is None
+    if not isinstance(sealed, Mapping):
+        return bool(sealed == value)  # written before values were sealed
+    return bool(sealed.get("sha256") == digest(str(value), str(sealed.get("salt"))))
+
+
 def _same(left: Any, right: Any) -> bool:
     if left is None or right is None:
         return left is None and right is None

@@ -50,16 +50,20 @@ def forget_in_provider(directory: Path, record: ResourceRecord) -> str:
     ids = ", ".join(f"{k} {v}" for k, v in sorted(record.provider_ids.items()))
     if not ids:
         return "It had no provider ids: there was nothing to untag."
-    provider = open_provider(load_configuration(directory))
+    kept = (
+        f"warning: the provider still marks {ids} as this state's ({{}}); plans report it as "
+        f"unmanaged and never delete it; `poolform import {record.address} ID` takes it back"
+    )
+    try:
+        provider = open_provider(load_configuration(directory))
+    except (ProviderError, PoolformError) as error:
+        return kept.format(getattr(error, "message", str(error)))
     try:
         provider.forget(record.address, record.resource_type, record.provider_ids)
     except ProviderError as error:
         if error.kind is ErrorKind.NOT_FOUND:
             return f"The provider no longer has {ids}."
-        return (
-            f"warning: the provider still marks {ids} as this state's ({error.message}); plans "
-            "report it as unmanaged and never delete it; run `poolform state rm` again to retry"
-        )
+        return kept.format(error.message)
     finally:
         provider.close()
     key = "group" if "group" in record.provider_ids else next(iter(sorted(record.provider_ids)))
@@ -75,7 +79,9 @@ def forget_in_provider(directory: Path, record: ResourceRecord) -> str:
 @DIR_OPTION
 @lock_timeout_option
 def import_(address: str, provider_id: str, directory: Path, lock_timeout: str) -> None:
-    """Record an existing resource (ID as the provider names it) at ADDRESS of the configuration."""
+    """Record an existing resource (ID as the provider names it) at ADDRESS of the configuration.
+
+    It must be of ADDRESS's type, and no state may manage it (`state rm` it there first)."""
     from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, TAG_TOKEN
     from reconciler.loading import load_configuration
     from reconciler.plan.expand import expand

@@ -434,3 +434,28 @@ def test_workers_a_killed_setup_left_are_ended_by_the_next_change(state_dir: Pat
     assert {p.name for p in (state_dir / "workers").iterdir()} == {
         i["id"] for i in running(state_dir, MT)
     }
+
+
+def test_a_half_made_group_for_a_declaration_changed_since_is_discarded(
+    state_dir: Path,
+) -> None:
+    # Killed while rolling to p4d; the configuration moved on to p5e before the next apply,
+    # which re-runs the replace with the same intent token.
+    events: list[dict[str, Any]] = []
+    first = LocalProvider(settings={}, state_dir=state_dir, environ={})
+    old = first.create(machine(3, 3)).provider_ids
+    token = uuid.uuid4().hex
+    dying = LocalProvider(
+        settings={}, state_dir=state_dir, environ={}, on_event=killer(events, "batch", 1)
+    )
+    with pytest.raises(Killed):
+        dying.replace(
+            machine(3, 3, instance_type="p4d.24xlarge", token=token), old, RollingSpec(1, False)
+        )
+    resumed = first.replace(
+        machine(3, 3, instance_type="p5e.48xlarge", token=token), old, RollingSpec(1, False)
+    )
+    [only] = first.list(LINEAGE)
+    assert only.provider_ids == resumed.provider_ids
+    assert {i["instance_type"] for i in running(state_dir, MT)} == {"p5e.48xlarge"}
+    assert len(running(state_dir, MT)) == 3
