@@ -159,3 +159,17 @@ def test_import_refuses_what_this_or_another_state_manages(
     foreign = run("import", WORKERS, group, "--dir", other)
     assert foreign.code == 1, foreign.out
     assert "managed by another poolform state" in foreign.err
+
+
+def test_state_rm_of_what_is_gone_and_import_of_what_never_was(run: Any, quickstart: Path) -> None:
+    from providers.local.admin import delete_group
+
+    assert run("apply", quickstart, "--auto-approve").code == 0
+    delete_group(quickstart / ".poolform", WORKERS)
+    removed = run("state", "rm", WORKERS, "--dir", quickstart)
+    assert removed.code == 0, removed.err
+    assert "no longer has" in removed.out or "no longer marks" in removed.out
+    for odd in ("wp-nothing", "\u00e9\u200b", "wp-'; DROP TABLE groups; --"):
+        result = run("import", WORKERS, odd, "--dir", quickstart)
+        assert result.code == 1 and "not found" in result.err
+    assert WORKERS not in run("state", "list", "--dir", quickstart).out

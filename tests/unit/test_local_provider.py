@@ -459,3 +459,31 @@ def test_a_half_made_group_for_a_declaration_changed_since_is_discarded(
     assert only.provider_ids == resumed.provider_ids
     assert {i["instance_type"] for i in running(state_dir, MT)} == {"p5e.48xlarge"}
     assert len(running(state_dir, MT)) == 3
+
+
+def test_housekeeping_never_touches_a_worker_still_booting(state_dir: Path) -> None:
+    booting = LocalProvider(settings={}, state_dir=state_dir, environ={})
+    done: list[Observed] = []
+    thread = threading.Thread(target=lambda: done.append(booting.create(workers(2, "sleep 0.5"))))
+    thread.start()
+    while len(list((state_dir / "workers").glob("*/setup.pid"))) < 2:
+        time.sleep(0.02)
+    other = LocalProvider(settings={}, state_dir=state_dir, environ={})
+    assert other.fleet.sweep() is None  # a launch is in flight: housekeeping waits its turn
+    assert len(list((state_dir / "workers").iterdir())) == 2
+    thread.join()
+    assert done and done[0].attributes["running"] == 2
+    assert other.fleet.sweep() == []  # nothing stray once it is recorded
+
+
+def test_forget_and_import_of_what_is_not_there(provider: LocalProvider) -> None:
+    ids = provider.create(machine(1, 1)).provider_ids
+    provider.delete(MT, "machine_type", ids)
+    with pytest.raises(ProviderError) as gone:
+        provider.forget(MT, "machine_type", ids)
+    assert gone.value.kind is ErrorKind.NOT_FOUND
+    for odd in ("", "ig-does-not-exist", "obj-\u00e9\u200b", "'; DROP TABLE groups; --"):
+        with pytest.raises(ProviderError) as missing:
+            provider.import_resource(MT, "machine_type", odd, {TAG_LINEAGE: LINEAGE})
+        assert missing.value.kind is ErrorKind.NOT_FOUND
+    assert provider.list(LINEAGE) == []
