@@ -8,11 +8,17 @@ An instance group (`machine_type`, `worker_pool`):
     instance_type, market_type   str        the template's (market: ON_DEMAND or SPOT)
     advanced_instance_config     dict       the template data poolform passed through
     zones                        list[str]
-    user_data                    str|None   clear text as the cloud returns it; drift compares it
-                                            by salted hash and never shows it
+    user_data                    str|None   as the cloud returns it; drift compares it by salted
+                                            hash and never shows it (the local cloud keeps only
+                                            a hash, and reports the key only once it was changed
+                                            by hand: providers/local/sealed.py)
     min_size, max_size           int        the group's bounds (owned by the configuration)
     desired, running             int        what runs now (owned by the scheduler)
     template_version             int|str    informational
+    heals                        bool       whether the group brings `running` back to
+                                            `desired` by itself (absent: it does, as Auto
+                                            Scaling groups and managed instance groups do);
+                                            a group that does not is restored by `apply`
 
 A worker pool adds what a provider can read back of `setup`, `workdir`, `file_mounts`, `envs`
 and `secret_names`. A control-plane resource (compute_config, resource_pool, subject_policy)
@@ -34,7 +40,7 @@ SCHEDULER = "scheduler"
 
 # What runs now: the scheduler moves these inside the bounds, and that is not drift.
 SCHEDULER_KEYS = frozenset({"desired", "running", "idle"})
-INFORMATIONAL_KEYS = frozenset({"template_version"})
+INFORMATIONAL_KEYS = frozenset({"template_version", "heals"})
 BOUND_KEYS = frozenset({"min_size", "max_size"})
 
 Path = tuple[str | int, ...]

@@ -131,4 +131,10 @@ class Provider(Protocol):
         and tag it as this state's, so refresh finds it from now on. NOT_FOUND if absent."""
         ...
 
+    def forget(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
+        """Stop marking a resource as poolform's (`poolform state rm`), leaving it running:
+        remove poolform's tags, or, where the cloud cannot re-tag it, record it as forgotten so
+        `list` never reports it again. NOT_FOUND if it is already gone."""
+        ...
+
     def close(self) -> None: ...

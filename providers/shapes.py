@@ -4,7 +4,8 @@ resource through the same function to know what the cloud should report back."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,10 +29,47 @@ class Shape:
     template_config: dict[str, Any] | None  # None: a worker pool has no launch template
     setup: str | None = None
     env: dict[str, str] = field(default_factory=dict)  # envs and secrets, never stored
+    sensitive: tuple[str, ...] = ()  # clear values of sensitive fields: redacted from any log
 
     @property
     def prefix(self) -> str:
         return "ig" if self.template_config is not None else "wp"
+
+
+@functools.cache
+def sensitive_template_fields() -> tuple[str, ...]:
+    """Launch-template fields the schema marks sensitive (`user_data`): never stored in clear."""
+    from schemas import MachineType  # the models are heavy: only when a provider needs them
+    from schemas.rules import sensitive_paths
+
+    paths = sensitive_paths(MachineType)
+    return tuple(p[1] for p in paths if len(p) == 2 and p[0] == "launch_templates")
+
+
+def sensitive_values(model_name: str, attributes: Mapping[str, Any]) -> tuple[str, ...]:
+    """The clear values of every field the schema marks sensitive (worker `secrets`, ...):
+    what logs shown to a user must not contain."""
+    import schemas
+    from schemas.rules import sensitive_paths
+
+    found = set()
+    for path in sensitive_paths(getattr(schemas, model_name)):
+        found |= {v for v in _leaves(attributes, path) if v}
+    return tuple(sorted(found, key=len, reverse=True))  # longest first: no partial leftovers
+
+
+def _leaves(data: Any, path: tuple[str, ...]) -> Iterator[str]:
+    if isinstance(data, list):
+        for item in data:
+            yield from _leaves(item, path)
+    elif not path:
+        if isinstance(data, Mapping):
+            for value in data.values():
+                yield from _leaves(value, path)
+        elif data is not None:
+            yield str(data)
+    elif isinstance(data, Mapping) and path[0] in data:
+        yield from _leaves(data[path[0]], path[1:])
 
 
 def _int(attributes: Mapping[str, Any], key: str, default: int = 0) -> int:
@@ -116,4 +154,5 @@ def _worker_pool(spec: ResourceSpec) -> Shape:
         template_config=None,
         setup=attributes.get("setup"),
         env={**envs, **secrets},
+        sensitive=sensitive_values("WorkerPool", attributes),
     )

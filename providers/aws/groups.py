@@ -15,6 +15,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, TAG_TOKEN
+
 from .errors import Launch, translate
 from .rollout import error_code
 from .settings import AwsClients
@@ -238,6 +240,31 @@ class Groups:
             resources = [template_id, *instances]
             for start in range(0, len(resources), 1000):  # the API's limit per call
                 self.ec2.create_tags(Resources=resources[start : start + 1000], Tags=ec2_tags)
+
+
+def untag(
+    autoscaling: Any,
+    ec2: Any,
+    group: Mapping[str, Any] | None,
+    template_id: str | None,
+    address: str,
+) -> None:
+    """Remove poolform's identity tags from a group, its template and its instances (`state
+    rm`); the zones bookkeeping tag stays, so an import reads the zones as poolform chose them."""
+    identity = (TAG_LINEAGE, TAG_ADDRESS, TAG_TOKEN)
+    resources = [template_id] if template_id else []
+    if group is not None:
+        name = str(group["AutoScalingGroupName"])
+        ours = [k for k in tags_of(group.get("Tags")) if k in identity]
+        keys = [{"ResourceId": name, "ResourceType": "auto-scaling-group", "Key": k} for k in ours]
+        resources += [str(i["InstanceId"]) for i in group.get("Instances") or []]
+        with translate(address):
+            if keys:
+                autoscaling.delete_tags(Tags=keys)
+    tags = [{"Key": key} for key in identity]
+    with translate(address):
+        for start in range(0, len(resources), 1000):  # the API's limit per call
+            ec2.delete_tags(Resources=resources[start : start + 1000], Tags=tags)
 
 
 def running_after(group: Mapping[str, Any], desired: int) -> int:

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from providers.local import LocalProvider
+from providers.ownership import check_importable
 from providers.protocol import (
     TAG_ADDRESS,
     TAG_LINEAGE,
@@ -47,7 +48,7 @@ from providers.protocol import (
 from providers.shapes import CONTROL_PLANE_TYPES, Shape, shape_of
 
 from .errors import Launch
-from .groups import Groups, resource_name
+from .groups import Groups, resource_name, untag
 from .rollout import Waiter, preferences
 from .settings import AwsClients, AwsSettings
 from .template import (
@@ -57,7 +58,16 @@ from .template import (
     template_view,
     worker_template,
 )
-from .views import Reader, Version, assemble, group_template, observe_group, running_count, tags_of
+from .views import (
+    Reader,
+    Version,
+    assemble,
+    group_template,
+    observe_group,
+    resource_type_of,
+    running_count,
+    tags_of,
+)
 
 IDENTITY_TAGS = (TAG_LINEAGE, TAG_ADDRESS, TAG_TOKEN)
 
@@ -214,6 +224,13 @@ class AwsProvider:
         if resource_type in CONTROL_PLANE_TYPES:
             return self.local.import_resource(address, resource_type, provider_id, tags)
         group = self._group(address, {"group": provider_id})
+        own = tags_of(group.get("Tags"))
+        named = own.get(TAG_ADDRESS)
+        check_importable(
+            address, resource_type, provider_id,
+            actual_type=resource_type_of(named) if named else None,
+            tags=own, lineage=tags.get(TAG_LINEAGE, ""),
+        )  # fmt: skip
         template_id = group_template(group)[0]
         if template_id is None:
             raise ProviderError(
@@ -225,6 +242,18 @@ class AwsProvider:
         self.groups.tag(group, template_id, tags, address)
         ref = ResourceRef(address, resource_type, {"group": provider_id, "template": template_id})
         return self.read([ref])[0]
+
+    def forget(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
+        if resource_type in CONTROL_PLANE_TYPES:
+            self.local.forget(address, resource_type, ids)
+            return
+        group = self.groups.find(ids["group"], address) if ids.get("group") else None
+        template_id = ids.get("template") or (group_template(group)[0] if group else None)
+        if template_id and not self.reader.templates_by_id([template_id]):
+            template_id = None
+        if group is None and template_id is None:
+            raise ProviderError(ErrorKind.NOT_FOUND, "not found", address=address)
+        untag(self.clients.autoscaling, self.clients.ec2, group, template_id, address)
 
     def close(self) -> None:
         self.clients.close()

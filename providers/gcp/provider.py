@@ -22,7 +22,9 @@ from typing import Any
 
 from providers.catalog import CATALOG
 from providers.local import LocalProvider
+from providers.ownership import check_importable
 from providers.protocol import (
+    TAG_LINEAGE,
     ErrorKind,
     Observed,
     ProviderError,
@@ -72,6 +74,8 @@ class GcpProvider:
         with self.boundary.about(None):
             snap = snapshot_lineage(self.compute, name_filter(lineage), label_filter(lineage))
             found = assemble(self.compute, snap, lineage)
+        forgotten = self.control.forgotten()  # groups cannot be re-tagged: `forget` notes them
+        found = [o for o in found if not forgotten & set(o.provider_ids.values())]
         return _sorted(found + self.control.list(lineage))
 
     def read(self, refs: Sequence[ResourceRef]) -> builtins.list[Observed]:
@@ -127,7 +131,17 @@ class GcpProvider:
         if resource_type in CONTROL_PLANE_TYPES:
             return self.control.import_resource(address, resource_type, provider_id, tags)
         # A group's description is fixed at insert and its name is what list filters on, so a
-        # group made outside poolform cannot be marked as this state's in place.
+        # group made outside poolform cannot be marked as this state's in place; one this state
+        # made and `state rm` forgot can be taken back.
+        ref = ResourceRef(address, resource_type, {"group": provider_id})
+        mine = [o for o in self.read([ref]) if o.provider_ids.get("group") == provider_id]
+        if mine and mine[0].tags.get(TAG_LINEAGE):
+            check_importable(
+                address, resource_type, provider_id, actual_type=mine[0].resource_type,
+                tags=mine[0].tags, lineage=tags.get(TAG_LINEAGE, ""),
+            )  # fmt: skip
+            self.control.remember(mine[0].provider_ids)
+            return mine[0]
         raise ProviderError(
             ErrorKind.PERMANENT,
             f"import of a GCP {resource_type} is not supported: poolform finds its groups by "
@@ -135,6 +149,15 @@ class GcpProvider:
             "group and delete the old one",
             address=address,
         )
+
+    def forget(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
+        if resource_type in CONTROL_PLANE_TYPES:
+            self.control.forget(address, resource_type, ids)
+            return
+        if not self.read([ResourceRef(address, resource_type, ids)]):
+            raise ProviderError(ErrorKind.NOT_FOUND, "not found", address=address)
+        # Labels and descriptions of templates and groups are fixed once made: remember instead.
+        self.control.record_forgotten(address, ids)
 
     def close(self) -> None:
         self.clients.close()

@@ -12,13 +12,15 @@ from typing import Any
 
 from providers.catalog import CATALOG, MARKETS
 from providers.protocol import ErrorKind, ProviderError
+from providers.shapes import sensitive_template_fields
 
 from . import workers
+from .sealed import reseal
 from .store import LocalCloud, dumps
 
 
 def _cloud(state_dir: Path | str) -> LocalCloud:
-    return LocalCloud(Path(state_dir))
+    return LocalCloud(Path(state_dir), create=False)  # a console edits a cloud; it makes none
 
 
 def list_instances(
@@ -86,7 +88,10 @@ def change_template(
         ).fetchone()
         if row is None:
             raise ProviderError(ErrorKind.NOT_FOUND, f"no launch template for {address}")
-        merged = {**json.loads(row["config"]), **config}
+        merged = json.loads(row["config"])
+        sealed = sensitive_template_fields()
+        for key, value in config.items():
+            merged = reseal(merged, key, value) if key in sealed else {**merged, key: value}
         conn.execute(
             "UPDATE templates SET instance_type = ?, market_type = ?, config = ?,"
             " version = version + 1 WHERE id = ?",

@@ -54,7 +54,16 @@ CREATE TABLE IF NOT EXISTS tokens (
 CREATE TABLE IF NOT EXISTS capacity (
     instance_type TEXT NOT NULL, market_type TEXT NOT NULL, max_running INTEGER NOT NULL,
     PRIMARY KEY (instance_type, market_type));
+CREATE INDEX IF NOT EXISTS groups_token ON groups (json_extract(tags, '$."poolform:token"'));
+CREATE TABLE IF NOT EXISTS rolls (group_id TEXT PRIMARY KEY, target INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS forgotten (
+    provider_id TEXT PRIMARY KEY, address TEXT NOT NULL, forgotten_at REAL NOT NULL);
 """
+
+# A group's idempotency token, as the `groups_token` index computes it (the same expression, so
+# SQLite uses the index).
+GROUP_TOKEN = """json_extract(tags, '$."poolform:token"')"""
+TAG_PREFIX = "poolform:"
 
 # Groups with their running and idle counts: one statement, whatever the filter.
 GROUPS_WITH_COUNTS = """
@@ -99,10 +108,19 @@ def observed_from_json(text: str) -> Observed:
 class LocalCloud:
     """Opens connections to the cloud database; `trace` (if set) sees every SQL statement."""
 
-    def __init__(self, state_dir: Path, capacity: Callable[[str, str], int] | None = None):
+    def __init__(
+        self,
+        state_dir: Path,
+        capacity: Callable[[str, str], int] | None = None,
+        *,
+        create: bool = True,
+    ):
+        """`create=False`: only an existing cloud (NOT_FOUND otherwise; nothing is made)."""
         self.state_dir = Path(state_dir)
         self.path = self.state_dir / DB_NAME
         self.workers_dir = self.state_dir / "workers"
+        if not create and not self.path.is_file():
+            raise ProviderError(ErrorKind.NOT_FOUND, f"no local cloud in {self.state_dir}")
         self.trace: Callable[[str], None] | None = None
         self._default_limit = capacity or (lambda _type, market: DEFAULT_CAPACITY[market])
         # One connection per thread, kept: opening one per call cost more than the call.
@@ -180,6 +198,50 @@ class LocalCloud:
                 "INSERT INTO tokens (token, address, result, created) VALUES (?, ?, ?, ?)",
                 (token, observed.address, observed_to_json(observed), time.time()),
             )
+
+    @staticmethod
+    def group_made_with(conn: sqlite3.Connection, token: str) -> sqlite3.Row | None:
+        """The group a call with this token made, finished or not: a replace killed half-way
+        leaves its new group tagged with the token before the token's result is recorded."""
+        if not token:
+            return None
+        row: sqlite3.Row | None = conn.execute(
+            GROUPS_WITH_COUNTS + f" WHERE {GROUP_TOKEN.replace('tags', 'g.tags')} = ?"
+            " ORDER BY g.rowid LIMIT 1",
+            (token,),
+        ).fetchone()
+        return row
+
+    # -- ownership -----------------------------------------------------------------------------
+
+    @staticmethod
+    def untag(conn: sqlite3.Connection, table: str, row_id: str) -> None:
+        """Remove poolform's tags (and lineage) from one row: it is no longer poolform's."""
+        row = conn.execute(f"SELECT tags FROM {table} WHERE id = ?", (row_id,)).fetchone()
+        if row is None:
+            return
+        kept = {k: v for k, v in json.loads(row["tags"]).items() if not k.startswith(TAG_PREFIX)}
+        lineage = ", lineage = ''" if table != "instances" else ""
+        conn.execute(f"UPDATE {table} SET tags = ?{lineage} WHERE id = ?", (dumps(kept), row_id))
+
+    @staticmethod
+    def record_forgotten(conn: sqlite3.Connection, provider_ids: list[str], address: str) -> None:
+        """Ids of another cloud's resources that `state rm` let go (they cannot be re-tagged)."""
+        conn.executemany(
+            "INSERT OR REPLACE INTO forgotten (provider_id, address, forgotten_at)"
+            " VALUES (?, ?, ?)",
+            [(i, address, time.time()) for i in provider_ids],
+        )
+
+    @staticmethod
+    def forgotten(conn: sqlite3.Connection) -> set[str]:
+        return {row["provider_id"] for row in conn.execute("SELECT provider_id FROM forgotten")}
+
+    @staticmethod
+    def remember(conn: sqlite3.Connection, provider_ids: list[str]) -> None:
+        conn.executemany(
+            "DELETE FROM forgotten WHERE provider_id = ?", [(i,) for i in provider_ids]
+        )
 
     # -- capacity and instances ----------------------------------------------------------------
 

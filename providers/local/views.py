@@ -8,7 +8,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from providers.protocol import Observed, ResourceRef
+from providers.shapes import sensitive_template_fields
 
+from .sealed import reported
 from .store import GROUPS_WITH_COUNTS, LocalCloud
 
 # What a worker pool's group reports of its configuration (secrets only by name).
@@ -26,6 +28,7 @@ def observe_group(group: sqlite3.Row, template: sqlite3.Row | None) -> Observed:
     }
     ids = {"group": group["id"]}
     if group["resource_type"] == "worker_pool":
+        attributes["heals"] = False  # its setup needs secrets the cloud never keeps: see upkeep
         attributes["instance_type"] = config["instance_type"]
         attributes["market_type"] = config["market_type"]
         attributes.update({key: config.get(key) for key in WORKER_FIELDS})
@@ -65,7 +68,7 @@ def _template_attributes(template: sqlite3.Row) -> dict[str, Any]:
         "market_type": template["market_type"],
         "advanced_instance_config": config.get("advanced_instance_config") or {},
         "zones": config.get("zones") or [],
-        "user_data": config.get("user_data"),
+        **reported(config, sensitive_template_fields()),
         "template_version": template["version"],
     }
 
@@ -76,15 +79,20 @@ def observe_one(conn: sqlite3.Connection, group_id: str) -> Observed:
     return observe_group(group, LocalCloud.template(conn, group["template_id"]))
 
 
-def list_lineage(conn: sqlite3.Connection, lineage: str) -> list[Observed]:
-    """Everything tagged with `lineage`: one query per table, whatever the count."""
+def list_lineage(
+    conn: sqlite3.Connection, lineage: str, groups: Sequence[sqlite3.Row] | None = None
+) -> list[Observed]:
+    """Everything tagged with `lineage`: one query per table, whatever the count. `groups`:
+    the lineage's groups with counts, when the caller has read them already."""
     templates = {
         row["id"]: row
         for row in conn.execute("SELECT * FROM templates WHERE lineage = ?", (lineage,))
     }
     result: list[Observed] = []
     used: set[str] = set()
-    for group in conn.execute(GROUPS_WITH_COUNTS + " WHERE g.lineage = ?", (lineage,)):
+    if groups is None:
+        groups = conn.execute(GROUPS_WITH_COUNTS + " WHERE g.lineage = ?", (lineage,)).fetchall()
+    for group in groups:
         template = templates.get(group["template_id"]) if group["template_id"] else None
         if template is not None:
             used.add(template["id"])

@@ -14,13 +14,17 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from providers.protocol import ErrorKind, ProviderError
 
 LOG_NAME = "setup.log"
+REDACTED = "(sensitive)"
+MIN_REDACTED_LINE = 4  # shorter lines of a multi-line secret are too common to blank out
+PID_NAME = "setup.pid"
+WORKER_ENV = "POOLFORM_WORKER_ID"  # set for `setup`: how upkeep finds a killed boot's processes
 TAIL_LINES = 20
 
 
@@ -41,13 +45,56 @@ def prepare(directory: Path, config: Mapping[str, Any], config_dir: Path) -> Non
         if isinstance(source, str) and "://" not in source:
             relative = re.sub(r"^(~/|/)+", "", str(remote)) or "mount"
             _copy_in(config_dir / os.path.expanduser(source), directory / relative)
+    private(directory)
 
 
-def log_tail(directory: Path) -> str:
+def private(directory: Path) -> None:
+    """Only the owner may enter a worker's directory or read its files: directories 0700,
+    files 0600 (0700 when they were executable, so a copied script still runs)."""
+    os.chmod(directory, 0o700)
+    for root, dirs, files in os.walk(directory):
+        for name in dirs:
+            os.chmod(os.path.join(root, name), 0o700)
+        for name in files:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, 0o700 if os.stat(path).st_mode & 0o100 else 0o600)
+
+
+def redact(text: str, secrets: Sequence[str]) -> str:
+    for secret in secrets:  # longest first (see providers.shapes.sensitive_values)
+        if secret:
+            text = text.replace(secret, REDACTED)
+            for line in secret.splitlines():  # a multi-line secret printed line by line
+                if len(line.strip()) >= MIN_REDACTED_LINE:
+                    text = text.replace(line, REDACTED)
+    return text
+
+
+def _redact_log(directory: Path, secrets: Sequence[str]) -> None:
+    """Take sensitive values out of what `setup` printed, in place (a process `setup` left
+    running keeps appending to the same file)."""
+    if not secrets:
+        return
+    path = directory / LOG_NAME
     try:
-        lines = (directory / LOG_NAME).read_text(errors="replace").splitlines()
+        with open(path, "r+b") as log:
+            text = log.read().decode(errors="surrogateescape")
+            clean = redact(text, secrets)
+            if clean != text:
+                log.seek(0)
+                log.write(clean.encode(errors="surrogateescape"))
+                log.truncate()
+    except FileNotFoundError:
+        return
+
+
+def log_tail(directory: Path, secrets: Sequence[str] = ()) -> str:
+    try:
+        text = (directory / LOG_NAME).read_text(errors="replace")
     except FileNotFoundError:
         return "(no output)"
+    lines = redact(text, secrets).splitlines()
     return "\n".join(lines[-TAIL_LINES:]) or "(no output)"
 
 
@@ -57,32 +104,44 @@ def run_setups(
     env: Mapping[str, str],
     timeout: float,
     address: str,
+    *,
+    secrets: Sequence[str] = (),
 ) -> None:
-    """Run `setup` in every directory at once; PERMANENT (with the log tail) if one fails."""
+    """Run `setup` in every directory at once; PERMANENT (with the log tail) if one fails.
+
+    Each worker's directory keeps the pid of its `setup` (setup.pid) while it runs, so what a
+    killed poolform leaves running can be found and ended (providers/local/upkeep.py)."""
     if not setup or not setup.strip():
         return
     started: dict[str, subprocess.Popen[bytes]] = {}
     try:
         for worker_id, directory in directories.items():
-            with open(directory / LOG_NAME, "ab") as log:
+            fd = os.open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+            with os.fdopen(fd, "ab") as log:
                 started[worker_id] = subprocess.Popen(
                     ["bash", "-c", setup],
                     cwd=directory,
-                    env={**os.environ, **env, "POOLFORM_WORKER_ID": worker_id},
+                    env={**os.environ, **env, WORKER_ENV: worker_id},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
+                    umask=0o077,  # what setup writes is the owner's only, as its directory
                 )
+            _write_private(directory / PID_NAME, f"{started[worker_id].pid}\n")
         deadline = time.monotonic() + timeout
         for worker_id, process in started.items():
             try:
                 code = process.wait(max(0.0, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 why = f"timed out after {timeout:g}s"
-                raise _failed(address, worker_id, directories, why) from None
+                raise _failed(address, worker_id, directories, why, secrets) from None
             if code != 0:
-                raise _failed(address, worker_id, directories, f"exited with status {code}")
+                why = f"exited with status {code}"
+                raise _failed(address, worker_id, directories, why, secrets)
+        for directory in directories.values():
+            _redact_log(directory, secrets)
+            (directory / PID_NAME).unlink(missing_ok=True)
     finally:
         for process in started.values():
             if process.poll() is None:
@@ -91,10 +150,20 @@ def run_setups(
                 process.wait()
 
 
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+
+
 def _failed(
-    address: str, worker_id: str, directories: Mapping[str, Path], why: str
+    address: str,
+    worker_id: str,
+    directories: Mapping[str, Path],
+    why: str,
+    secrets: Sequence[str],
 ) -> ProviderError:
-    tail = log_tail(directories[worker_id])
+    tail = log_tail(directories[worker_id], secrets)
     return ProviderError(
         ErrorKind.PERMANENT,
         f"setup on worker {worker_id} {why}; last lines of {LOG_NAME}:\n{tail}",

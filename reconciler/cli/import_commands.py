@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from reconciler.cli.common import lock_timeout_option, parse_timeout
+from reconciler.errors import PoolformError
 
 DIR_OPTION = click.option(
     "--dir", "directory", type=click.Path(path_type=Path), default=".", show_default=True
@@ -21,7 +22,9 @@ DIR_OPTION = click.option(
 @DIR_OPTION
 @lock_timeout_option
 def import_(address: str, provider_id: str, directory: Path, lock_timeout: str) -> None:
-    """Record an existing resource (ID as the provider names it) at ADDRESS of the configuration."""
+    """Record an existing resource (ID as the provider names it) at ADDRESS of the configuration.
+
+    It must be of ADDRESS's type, and no state may manage it (`state rm` it there first)."""
     from reconciler.usecases.importing import import_resource
 
     imported = import_resource(
@@ -41,14 +44,39 @@ def local() -> None:
     """Change the local provider's simulated cloud behind poolform's back."""
 
 
+def cloud_of(directory: Path) -> Path:
+    """Where the local cloud of the configuration in `directory` lives. Refuses, creating
+    nothing, when there is no configuration, it is not on the local provider, or nothing was
+    applied yet."""
+    from providers.local.store import DB_NAME
+    from reconciler.loading import load_configuration
+    from reconciler.workspace import state_path
+
+    configuration = load_configuration(directory)
+    provider = configuration.cluster.provider
+    if provider != "local":
+        raise PoolformError(
+            f"{directory} is on the {provider} provider: `poolform local` changes only the "
+            "local provider's simulated cloud"
+        )
+    state_dir = state_path(configuration).parent
+    if not (state_dir / DB_NAME).exists():
+        raise PoolformError(
+            f"nothing has been applied in {directory} yet: it has no local cloud",
+            hint=f"run `poolform apply {directory}` first",
+        )
+    return state_dir
+
+
 @local.command("instances")
 @DIR_OPTION
 def local_instances(directory: Path) -> None:
     """Running instances, with their group's address."""
     from providers.local.admin import list_instances
 
-    for item in list_instances(directory / ".poolform"):
-        click.echo(f"{item['id']}  {item['instance_type']:<16} {item.get('group_address') or ''}")
+    for item in list_instances(cloud_of(directory)):
+        shown = f"{item['id']}  {item['instance_type']:<16} {item['group']:<21} {item['address']}"
+        click.echo(shown.rstrip())
 
 
 @local.command("terminate")
@@ -58,7 +86,7 @@ def local_terminate(instance_id: str, directory: Path) -> None:
     """Terminate one instance, as a spot reclaim or an operator would."""
     from providers.local.admin import terminate_instance
 
-    terminate_instance(directory / ".poolform", instance_id)
+    terminate_instance(cloud_of(directory), instance_id)
     click.echo(f"Terminated {instance_id}.")
 
 
@@ -70,7 +98,7 @@ def local_change_template(address: str, instance_type: str, directory: Path) -> 
     """Change a machine type's launch template by hand."""
     from providers.local.admin import change_template
 
-    change_template(directory / ".poolform", address, instance_type=instance_type)
+    change_template(cloud_of(directory), address, instance_type=instance_type)
     click.echo(f"Changed the template of {address} to {instance_type}.")
 
 
@@ -81,7 +109,7 @@ def local_delete_group(address: str, directory: Path) -> None:
     """Delete an instance group and its instances by hand."""
     from providers.local.admin import delete_group
 
-    delete_group(directory / ".poolform", address)
+    delete_group(cloud_of(directory), address)
     click.echo(f"Deleted the group of {address}.")
 
 
@@ -102,7 +130,7 @@ def local_resize_group(
     from providers.local.admin import set_group_size
 
     done = set_group_size(
-        directory / ".poolform", address, desired=desired, min_size=min_size, max_size=max_size
+        cloud_of(directory), address, desired=desired, min_size=min_size, max_size=max_size
     )
     click.echo(
         f"{address}: desired {done['desired']}, bounds {done['min_size']}..{done['max_size']}."

@@ -85,18 +85,24 @@ def state_show(address: str, directory: Path) -> None:
 @lock_timeout_option
 def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
     """Forget a resource without deleting it in the cloud."""
+    from reconciler.usecases.importing import forget_in_provider
     from state.locking import lock_state
 
     backend = _backend(directory)
     try:
         with lock_state(backend, "state rm", parse_timeout(lock_timeout)):
             snapshot = backend.read()
-            if address not in snapshot:
+            record = snapshot.get(address)
+            if record is None:
                 raise PoolformError(f"{address} is not in the state")
             backend.delete_resource(address, expected_lineage=snapshot.lineage)
+            # After the record is gone: a crash in between leaves a tagged, unrecorded
+            # resource, which plans report and never delete.
+            untagged = forget_in_provider(directory, record)
     finally:
         backend.close()
     click.echo(f"Removed {address} from the state (the resource itself was not touched).")
+    click.echo(untagged)
 
 
 @state.command("pull")

@@ -34,6 +34,7 @@ from reconciler.drift.model import (
 from reconciler.plan.expand import SENSITIVE_PREFIX, hash_secret
 from reconciler.plan.refresh import (
     RefreshResult,
+    import_hint,
     is_left_behind,
     is_same_resource,
     match_observed,
@@ -186,11 +187,29 @@ def detect_drift(
                     dict(item.provider_ids),
                 )
             )
+    for address, short in refresh.shortfalls.items():
+        who = "the group is launching" if short.heals else "the next apply launches"
+        code = NoteCode.SHORTFALL
+        missing = short.desired - short.running
+        notes.append(
+            Note(
+                address,
+                code,
+                text_of(
+                    code, running=short.running, desired=short.desired, who=who, missing=missing
+                ),
+            )
+        )
     for address in sorted(refresh.adoptable):
         code = NoteCode.PENDING_ADOPTION
         notes.append(Note(address, code, text_of(code)))
     unmanaged = tuple(
-        Unmanaged(o.address, o.resource_type, dict(o.provider_ids), text_of(DriftReason.UNMANAGED))
+        Unmanaged(
+            o.address,
+            o.resource_type,
+            dict(o.provider_ids),
+            text_of(DriftReason.UNMANAGED, hint=import_hint(o)),
+        )
         for o in refresh.orphans
         if o.address not in leftovers
     )

@@ -30,6 +30,7 @@ class NoteCode(enum.StrEnum):
     SCHEDULER_MOVED = "scheduler_moved_count"
     PENDING_ADOPTION = "pending_adoption"
     LEFT_BEHIND = "left_behind"  # a recorded part the resource no longer uses
+    SHORTFALL = "shortfall"  # a group running fewer instances than it wants, until it heals
 
 
 class DriftReason(enum.StrEnum):
@@ -48,10 +49,12 @@ TEXT: dict[NoteCode | DriftReason, str] = {
     NoteCode.PENDING_ADOPTION: "created by an apply that was interrupted before recording it: "
     "the next apply adopts it",
     NoteCode.LEFT_BEHIND: "{ids} is recorded for it but no longer used: the next apply deletes it",
+    NoteCode.SHORTFALL: "{running} of {desired} instances run: {who} the missing {missing}",
     DriftReason.CHANGED: "changed outside poolform: {attributes}",
     DriftReason.GONE: "recorded in state, but gone from the provider",
     DriftReason.GROUP_GONE: "its instance group is gone from the provider ({ids} is left)",
-    DriftReason.UNMANAGED: "tagged with this state's lineage, but no record accounts for it",
+    DriftReason.UNMANAGED: "tagged with this state's lineage, but no record accounts for it "
+    "(poolform never deletes it): {hint}",
 }
 
 

@@ -40,6 +40,11 @@ def build_order(
                 graph.add_edge(key, needed)  # stop using it, then delete it
             elif dep in change.dependencies:
                 graph.add_edge(needed, key)  # create/update it, then use it
+        home = ChangeKey(change.address)
+        if change.cleanup_ids is not None and home != key and home in by_key:
+            # A copy an interrupted apply made is proven by the address's intent, which the
+            # address's own change clears: delete the copy first.
+            graph.add_edge(key, home)
     try:
         generations = [tuple(sorted(level, key=str)) for level in nx.topological_generations(graph)]
     except nx.NetworkXUnfeasible as exc:  # validation rejects cycles; this is a bug guard

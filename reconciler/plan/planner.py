@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
+from providers.protocol import Observed
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from reconciler.plan.diff import classify
@@ -13,7 +14,7 @@ from reconciler.plan.graph import build_order
 from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
 from reconciler.plan.reasons import Reason, reason_text
-from reconciler.plan.refresh import RefreshResult, is_left_behind
+from reconciler.plan.refresh import RefreshResult, Shortfall, is_left_behind, unrecorded_notice
 from state import ResourceRecord, StateSnapshot
 
 
@@ -100,12 +101,14 @@ def make_plan(
             force_replace=address in options.replace and not gone,
             destroying=options.destroy,
         )
-        if gone:
-            change = _retitled(change, Reason.MISSING)
-        elif address in refresh.adoptable and change.action is Action.CREATE:
+        if address in refresh.adoptable and change.action is Action.CREATE:
             change = _retitled(change, Reason.ADOPT)
+        elif gone:
+            change = _retitled(change, Reason.MISSING)
         elif address in refreshed.drifted and resource is not None:
             change = _restoring(change, refreshed.drifted[address], resource, record)
+        if change.action is Action.NOOP and (short := refresh.shortfalls.get(address)):
+            change = _healing(change, short)
         if record is not None and record.tainted and change.action in (Action.NOOP, Action.UPDATE):
             change = classify(
                 resource, record.attributes, address, resource_type, force_replace=True
@@ -117,7 +120,7 @@ def make_plan(
         if resource is not None and resource.source:
             change = replace(change, source=resource.source)
         changes.append(change)
-    changes.extend(_cleanups(refresh, options, snapshot))
+    changes.extend(_cleanups(refresh, options, snapshot, changes))
     ordered, generations, edges = build_order(changes, recorded_deps)
     return Plan(
         config_digest=configuration.digest,
@@ -128,18 +131,40 @@ def make_plan(
         edges=edges,
         options=options,
         unchanged=unchanged,
-        warnings=tuple(w.render() for w in configuration.warnings),
+        warnings=(
+            *(w.render() for w in configuration.warnings),
+            *_unrecorded(refresh, options, snapshot),
+        ),
     )
 
 
+def _in_scope(address: str, options: PlanOptions) -> bool:
+    return not options.targets or any(_matches(address, t) for t in options.targets)
+
+
 def _cleanups(
-    refresh: RefreshResult, options: PlanOptions, snapshot: StateSnapshot
+    refresh: RefreshResult,
+    options: PlanOptions,
+    snapshot: StateSnapshot,
+    changes: list[ResourceChange],
 ) -> list[ResourceChange]:
+    """Deletes of what provably belongs to nothing: a part a recorded resource no longer uses,
+    and a copy an interrupted apply made (its token matches the recorded intent) that this plan
+    does not adopt. A half-made copy is adopted by re-running its create or replace with the
+    same token; any other change of its address clears the intent, so the copy goes first."""
+    adopting = {c.address for c in changes if c.action in (Action.CREATE, Action.REPLACE)}
+    doomed: list[tuple[Observed, Reason]] = [
+        (orphan, Reason.LEFT_BEHIND)
+        for orphan in refresh.orphans
+        if is_left_behind(snapshot, orphan)
+    ]
+    doomed += [
+        (copy, Reason.HALF_MADE) for copy in refresh.half_made if copy.address not in adopting
+    ]
     cleanups = []
-    for orphan in refresh.orphans:
-        if options.targets and not any(_matches(orphan.address, t) for t in options.targets):
+    for orphan, code in doomed:
+        if not _in_scope(orphan.address, options):
             continue
-        code = Reason.LEFT_BEHIND if is_left_behind(snapshot, orphan) else Reason.UNRECORDED
         cleanups.append(
             ResourceChange(
                 address=orphan.address,
@@ -151,6 +176,33 @@ def _cleanups(
             )
         )
     return cleanups
+
+
+def _unrecorded(refresh: RefreshResult, options: PlanOptions, snapshot: StateSnapshot) -> list[str]:
+    """Resources carrying this state's tags that nothing proves poolform made: reported with
+    the import that takes them back, never deleted (a `state rm` must not turn into a delete)."""
+    return [
+        unrecorded_notice(orphan)
+        for orphan in refresh.orphans
+        if not is_left_behind(snapshot, orphan) and _in_scope(orphan.address, options)
+    ]
+
+
+def _healing(change: ResourceChange, short: Shortfall) -> ResourceChange:
+    """A group short of instances that its cloud does not bring back by itself."""
+    if short.heals:
+        return change
+    return replace(
+        _retitled(
+            change,
+            Reason.SHORTFALL,
+            running=str(short.running),
+            desired=str(short.desired),
+            missing=str(short.desired - short.running),
+        ),
+        action=Action.UPDATE,
+        update_kind="resize",
+    )
 
 
 def _restoring(

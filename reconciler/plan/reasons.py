@@ -26,8 +26,9 @@ class Reason(enum.StrEnum):
     DRIFT = "drift"  # undoes a change made outside poolform, by the change's own means
     DRIFT_COUNT = "drift_count"  # a count outside the bounds, brought back inside them
     DRIFT_REPLACE = "drift_replace"  # drift that only a replacement undoes
+    SHORTFALL = "shortfall"  # a group short of instances that its cloud does not heal
     LEFT_BEHIND = "left_behind"
-    UNRECORDED = "unrecorded"
+    HALF_MADE = "half_made"
 
 
 TEXT: dict[Reason, str] = {
@@ -49,12 +50,14 @@ TEXT: dict[Reason, str] = {
     Reason.DRIFT_REPLACE: "changed outside poolform ({attributes}): only a replacement restores it",
     Reason.LEFT_BEHIND: "part of a recorded resource that it no longer uses (changed or deleted "
     "outside poolform): it will be deleted",
-    Reason.UNRECORDED: "tagged with this state but recorded nowhere (left by an interrupted "
-    "apply): it will be deleted",
+    Reason.SHORTFALL: "changed outside poolform (running): {running} of {desired} instances "
+    "run; apply launches the missing {missing}",
+    Reason.HALF_MADE: "made by an interrupted apply (it carries the token of the recorded "
+    "intent) and no longer wanted: it will be deleted",
 }
 
 # Reasons of changes that undo drift: worth saying even on an ordinary update.
-UNDOES_DRIFT = frozenset({Reason.DRIFT, Reason.DRIFT_COUNT, Reason.DRIFT_REPLACE})
+UNDOES_DRIFT = frozenset({Reason.DRIFT, Reason.DRIFT_COUNT, Reason.DRIFT_REPLACE, Reason.SHORTFALL})
 
 
 def reason_text(reason: Reason, **details: str) -> str:

@@ -20,7 +20,7 @@ from providers.observable import INFORMATIONAL_KEYS, SCHEDULER_KEYS
 from providers.protocol import TAG_TOKEN, Observed, ResourceRef
 from reconciler.errors import PoolformError
 from reconciler.plan.model import ChangeKey, Plan
-from reconciler.plan.refresh import RefreshResult, is_same_resource
+from reconciler.plan.refresh import RefreshResult, is_left_behind, is_same_resource
 from state import StateSnapshot
 
 ABSENT = "absent"
@@ -106,6 +106,19 @@ def plan_rereads(plan: Plan, snapshot: StateSnapshot, refresh: RefreshResult, sa
         )
         if made is not None:  # adopted: read back what the interrupted apply made
             refs[change.key] = ResourceRef(made.address, made.resource_type, made.provider_ids)
+    for orphan in refresh.orphans:  # reported unrecorded ones: the re-plan reports them too
+        if is_left_behind(snapshot, orphan):
+            continue  # a cleanup: read back above
+        refs.setdefault(
+            ChangeKey.of_copy(orphan.address, orphan.provider_ids),
+            ResourceRef(orphan.address, orphan.resource_type, orphan.provider_ids),
+        )
+        record = snapshot.get(orphan.address)
+        if record is not None:
+            refs.setdefault(
+                ChangeKey(record.address),
+                ResourceRef(record.address, record.resource_type, record.provider_ids),
+            )
     prints = {key: fingerprint(_find(ref, refresh.observed), salt) for key, ref in refs.items()}
     return Reread(refs, prints)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, TAG_TOKEN
+from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, TAG_TOKEN, ErrorKind, ProviderError
 from reconciler.errors import PoolformError
 from reconciler.plan.expand import expand
 from reconciler.usecases.common import environment_values, load_directory
@@ -70,6 +70,14 @@ def import_resource(
                 raise PoolformError(
                     f"{address} is already managed", hint="`poolform state rm` it first"
                 )
+            owner = next(
+                (r.address for r in snapshot if provider_id in r.provider_ids.values()), None
+            )
+            if owner is not None:
+                raise PoolformError(
+                    f"{provider_id} is already managed as {owner}",
+                    hint=f"`poolform state rm {owner}` first to move it to {address}",
+                )
             tags = {
                 TAG_LINEAGE: snapshot.lineage,
                 TAG_ADDRESS: address,
@@ -93,3 +101,33 @@ def import_resource(
         provider.close()
         backend.close()
     return ImportedResource(address, dict(observed.provider_ids))
+
+
+def forget_in_provider(directory: Path, record: ResourceRecord) -> str:
+    """`state rm`'s second half: the provider stops marking the resource as this state's
+    (removes poolform's tags, or records it as forgotten), so no plan or drift sees it again.
+    Returns what happened, in words for the user."""
+    ids = ", ".join(f"{k} {v}" for k, v in sorted(record.provider_ids.items()))
+    if not ids:
+        return "It had no provider ids: there was nothing to untag."
+    kept = (
+        f"warning: the provider still marks {ids} as this state's ({{}}); plans report it as "
+        f"unmanaged and never delete it; `poolform import {record.address} ID` takes it back"
+    )
+    try:
+        provider = open_provider(load_directory(directory, "state rm"))
+    except (ProviderError, PoolformError) as error:
+        return kept.format(getattr(error, "message", str(error)))
+    try:
+        provider.forget(record.address, record.resource_type, record.provider_ids)
+    except ProviderError as error:
+        if error.kind is ErrorKind.NOT_FOUND:
+            return f"The provider no longer has {ids}."
+        return kept.format(error.message)
+    finally:
+        provider.close()
+    key = "group" if "group" in record.provider_ids else next(iter(sorted(record.provider_ids)))
+    return (
+        f"The provider no longer marks {ids} as this state's, so plans leave it alone; "
+        f"`poolform import {record.address} {record.provider_ids[key]}` takes it back."
+    )

@@ -112,6 +112,9 @@ def test_import_takes_an_existing_resource_under_management(
     )
     state = poolform("state", "show", "resource_pool.team-quota", "--dir", other)
     object_id = __import__("json").loads(state.stdout)["provider_ids"]["object"]
+    # Another state's resource is refused until that state lets it go.
+    forgotten = poolform("state", "rm", "resource_pool.team-quota", "--dir", other)
+    assert forgotten.returncode == 0, forgotten.stderr
     (quickstart / ".poolform").mkdir(mode=0o700)
     shutil.copy(other / ".poolform" / "local-cloud.db", quickstart / ".poolform" / "local-cloud.db")
 

@@ -1,4 +1,9 @@
-"""kill -9 at any moment during apply loses nothing, and one writer at a time."""
+"""kill -9 at any moment during apply loses nothing, and one writer at a time.
+
+The killed apply creates, resizes and rolls worker pools (whose `setup` takes a while) besides
+its 40 control-plane and machine-type resources; the next apply converges with no orphan (a
+running instance without a record, a stray setup process or worker directory) and no duplicate.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +16,12 @@ from pathlib import Path
 
 import pytest
 
+from providers.local.admin import list_instances
 from tests.scenario.forty import write_forty
 from tests.scenario.installed import poolform, start
 from tests.scenario.state_view import recorded_addresses, serial_of, untracked_instances
+
+MARK = "POOLFORM_CRASH_TEST"  # inherited by what a killed apply started, so it can be found
 
 
 def apply_until_done(directory: Path) -> str:
@@ -29,13 +37,60 @@ def apply_until_done(directory: Path) -> str:
     raise AssertionError("apply did not converge")
 
 
+def write_workers(directory: Path, variant: str) -> None:
+    """Worker pools whose `setup` takes a while, so kills land in it: `wp-roll` rolls over to a
+    new setup and `wp-size` resizes at every switch of variant."""
+    b = variant == "b"
+    (directory / "workers.yaml").write_text(
+        "kind: WorkerPool\nname: wp-roll\npool: {workers: 3}\n"
+        "resources: {instance_type: c5.xlarge}\nmax_surge: 1\nmax_unavailable: 1\n"
+        f"setup: sleep 0.3; echo {variant} > ready\n"
+        "---\n"
+        f"kind: WorkerPool\nname: wp-size\npool: {{workers: {3 if b else 2}}}\n"
+        "resources: {instance_type: c5.xlarge}\nsetup: sleep 0.2\n"
+    )
+
+
+def duplicates(directory: Path) -> dict[str, set[str]]:
+    """Addresses with instances in more than one group."""
+    groups: dict[str, set[str]] = {}
+    for instance in list_instances(directory / ".poolform"):
+        groups.setdefault(instance["address"], set()).add(instance["group"])
+    return {address: found for address, found in groups.items() if len(found) > 1}
+
+
+def stray_directories(directory: Path) -> set[str]:
+    """Worker directories no running instance owns."""
+    owned = {i["id"] for i in list_instances(directory / ".poolform")}
+    workers = directory / ".poolform" / "workers"
+    return {p.name for p in workers.iterdir()} - owned if workers.exists() else set()
+
+
+def stray_setups(mark: str) -> list[int]:
+    """Processes still running that a killed apply started (they inherit its environment)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            environment = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if f"{MARK}={mark}".encode() in environment and entry.name.isdigit():
+            found.append(int(entry.name))
+    return found
+
+
 def crash_repeatedly(directory: Path, kills: int, seed: int) -> None:
     chance = random.Random(seed)
     last_serial = 0
     for attempt in range(kills):
-        write_forty(directory, "ab"[attempt % 2], latency_ms=10)
-        process = start("apply", directory, "--auto-approve", "--parallelism", "8")
-        time.sleep(chance.uniform(0.05, 1.2))
+        variant = "ab"[attempt % 2]
+        write_forty(directory, variant, latency_ms=10)
+        write_workers(directory, variant)
+        mark = f"{directory}:{attempt}"
+        process = start(
+            "apply", directory, "--auto-approve", "--parallelism", "8", env={MARK: mark}
+        )
+        time.sleep(chance.uniform(0.05, 2.5))
         process.send_signal(signal.SIGKILL)
         process.wait()
         serial = serial_of(directory)
@@ -47,6 +102,13 @@ def crash_repeatedly(directory: Path, kills: int, seed: int) -> None:
         assert untracked_instances(directory) == [], (
             f"kill {attempt}: instances without a state entry"
         )
+        assert duplicates(directory) == {}, f"kill {attempt}: an address has two groups"
+        assert stray_directories(directory) == set(), f"kill {attempt}: stray worker dirs"
+        assert stray_setups(mark) == [], f"kill {attempt}: setup processes left running"
+        workers = list_instances(directory / ".poolform")
+        for address, count in (("worker_pool.wp-roll", 3), ("worker_pool.wp-size", 2)):
+            count += 1 if address.endswith("size") and variant == "b" else 0
+            assert sum(1 for w in workers if w["address"] == address) == count, address
         assert serial_of(directory) >= serial
 
 

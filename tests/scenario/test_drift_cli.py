@@ -113,11 +113,18 @@ def test_resources_tagged_with_this_state_but_recorded_nowhere_are_listed_apart(
     run, quickstart: Path
 ) -> None:
     assert run("apply", quickstart, "--auto-approve").code == 0
-    assert run("state", "rm", "resource_pool.team-quota", "--dir", quickstart).code == 0
+    # (`state rm` also untags the resource; a pushed state that drops a record does not)
+    pulled = json.loads(run("state", "pull", "--dir", quickstart).out)
+    pulled["resources"] = [
+        r for r in pulled["resources"] if r["address"] != "resource_pool.team-quota"
+    ]
+    (quickstart / "pulled.json").write_text(json.dumps(pulled))
+    assert run("state", "push", quickstart / "pulled.json", "--dir", quickstart).code == 0
     code, report = drift_json(run, quickstart)
     assert code == 2
     assert report["drifted"] == []
     assert [u["address"] for u in report["unmanaged"]] == ["resource_pool.team-quota"]
+    assert "poolform import resource_pool.team-quota obj-" in report["unmanaged"][0]["reason"]
     text = run("drift", quickstart).out
     assert "Unmanaged (tagged with this state, recorded nowhere):" in text
 

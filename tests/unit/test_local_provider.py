@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import stat
+import subprocess
+import sys
 import threading
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from providers.local import LocalProvider, admin
+from providers.local import LocalProvider, admin, upkeep
 from providers.protocol import (
     TAG_ADDRESS,
     TAG_LINEAGE,
@@ -289,8 +292,12 @@ def test_setup_timeout(state_dir: Path) -> None:
 
 def test_admin_changes_show_in_list(provider: LocalProvider, state_dir: Path) -> None:
     ids = provider.create(machine(2, 4)).provider_ids
-    admin.terminate_instance(state_dir, running(state_dir, MT)[0]["id"])
-    assert by_address(provider)[MT].attributes["running"] == 1
+    lost = running(state_dir, MT)[0]["id"]
+    admin.terminate_instance(state_dir, lost)
+    assert len(running(state_dir, MT)) == 1
+    # the group heals on the next call that reads it, as an Auto Scaling group would have
+    assert by_address(provider)[MT].attributes["running"] == 2
+    assert lost not in {i["id"] for i in running(state_dir, MT)}
     admin.change_template(state_dir, MT, instance_type="p4de.24xlarge")
     seen = by_address(provider)[MT].attributes
     assert (seen["instance_type"], seen["template_version"]) == ("p4de.24xlarge", 2)
@@ -331,3 +338,152 @@ def test_a_second_provider_sees_the_first_ones_cloud(
     other = LocalProvider(settings={}, state_dir=state_dir, environ={})
     assert other.list(LINEAGE) == provider.list(LINEAGE)
     assert len(other.list(LINEAGE)) == 3
+
+
+class Killed(BaseException):
+    """What kill -9 looks like from inside: the call stops where it is, nothing cleans up."""
+
+
+def killer(events: list[dict[str, Any]], event: str, after: int) -> Any:
+    seen = []
+
+    def on_event(item: dict[str, Any]) -> None:
+        events.append(item)
+        if item["event"] == event:
+            seen.append(item)
+            if len(seen) == after:
+                raise Killed
+
+    return on_event
+
+
+@pytest.mark.parametrize("destroy_first", [False, True])
+def test_a_replace_killed_mid_roll_is_adopted_by_the_resumed_replace(
+    state_dir: Path, destroy_first: bool
+) -> None:
+    events: list[dict[str, Any]] = []
+    first = LocalProvider(settings={}, state_dir=state_dir, environ={})
+    old = first.create(machine(4, 6)).provider_ids
+    spec = machine(4, 6, instance_type="p4d.24xlarge")
+    dying = LocalProvider(
+        settings={}, state_dir=state_dir, environ={}, on_event=killer(events, "batch", 2)
+    )
+    with pytest.raises(Killed):
+        dying.replace(spec, old, RollingSpec(1, destroy_first))
+    groups = {o.provider_ids["group"] for o in first.list(LINEAGE)}
+    assert len(groups) == 2  # the old group and the half-made one
+
+    resumed = LocalProvider(settings={}, state_dir=state_dir, environ={}).replace(
+        spec, old, RollingSpec(1, destroy_first)
+    )
+    assert resumed.provider_ids["group"] in groups  # adopted, not a third group
+    [only] = first.list(LINEAGE)
+    assert only.provider_ids == resumed.provider_ids
+    instances = running(state_dir, MT)
+    assert len(instances) == 4  # the count it rolled, whatever the killed run had done
+    assert {i["instance_type"] for i in instances} == {"p4d.24xlarge"}
+    assert sorted(p.name for p in (state_dir / "workers").iterdir()) == sorted(
+        i["id"] for i in instances
+    )
+    assert first.replace(spec, old, RollingSpec(1, destroy_first)) == resumed  # token: done
+
+
+def test_a_create_resumed_on_a_half_made_replacement_adopts_it(state_dir: Path) -> None:
+    # The old group was deleted by hand after the replace died: the plan recreates the
+    # address, with the intent's token, and the create takes the half-made group.
+    events: list[dict[str, Any]] = []
+    first = LocalProvider(settings={}, state_dir=state_dir, environ={})
+    old = first.create(machine(3, 3)).provider_ids
+    spec = machine(3, 3, instance_type="p4d.24xlarge")
+    dying = LocalProvider(
+        settings={}, state_dir=state_dir, environ={}, on_event=killer(events, "batch", 1)
+    )
+    with pytest.raises(Killed):
+        dying.replace(spec, old, RollingSpec(1, False))
+    first.delete(MT, "machine_type", old)
+    created = first.create(spec)
+    [only] = first.list(LINEAGE)
+    assert only.provider_ids == created.provider_ids
+    assert created.attributes["running"] == 3
+
+
+def test_workers_a_killed_setup_left_are_ended_by_the_next_change(state_dir: Path) -> None:
+
+    # A poolform killed while `setup` ran: its directory and its setup process stay behind.
+    script = (
+        "import sys, uuid\n"
+        "from providers.local import LocalProvider\n"
+        "from tests.unit.test_local_provider import workers\n"
+        f"p = LocalProvider(settings={{}}, state_dir={str(state_dir)!r}, environ={{}})\n"
+        "p.create(workers(2, 'sleep 300'))\n"
+    )
+    process = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).parents[2])
+    pid_files: list[Path] = []
+    while len(pid_files) < 2:
+        assert process.poll() is None
+        time.sleep(0.02)
+        pid_files = list((state_dir / "workers").glob("*/setup.pid"))
+    process.kill()
+    process.wait()
+    left = {p.parent.name for p in pid_files}
+    assert all(upkeep.processes_of(worker) for worker in left)
+
+    provider = LocalProvider(settings={}, state_dir=state_dir, environ={})
+    provider.create(machine(1, 1))
+    assert not any(upkeep.processes_of(worker) for worker in left)
+    assert {p.name for p in (state_dir / "workers").iterdir()} == {
+        i["id"] for i in running(state_dir, MT)
+    }
+
+
+def test_a_half_made_group_for_a_declaration_changed_since_is_discarded(
+    state_dir: Path,
+) -> None:
+    # Killed while rolling to p4d; the configuration moved on to p5e before the next apply,
+    # which re-runs the replace with the same intent token.
+    events: list[dict[str, Any]] = []
+    first = LocalProvider(settings={}, state_dir=state_dir, environ={})
+    old = first.create(machine(3, 3)).provider_ids
+    token = uuid.uuid4().hex
+    dying = LocalProvider(
+        settings={}, state_dir=state_dir, environ={}, on_event=killer(events, "batch", 1)
+    )
+    with pytest.raises(Killed):
+        dying.replace(
+            machine(3, 3, instance_type="p4d.24xlarge", token=token), old, RollingSpec(1, False)
+        )
+    resumed = first.replace(
+        machine(3, 3, instance_type="p5e.48xlarge", token=token), old, RollingSpec(1, False)
+    )
+    [only] = first.list(LINEAGE)
+    assert only.provider_ids == resumed.provider_ids
+    assert {i["instance_type"] for i in running(state_dir, MT)} == {"p5e.48xlarge"}
+    assert len(running(state_dir, MT)) == 3
+
+
+def test_housekeeping_never_touches_a_worker_still_booting(state_dir: Path) -> None:
+    booting = LocalProvider(settings={}, state_dir=state_dir, environ={})
+    done: list[Observed] = []
+    thread = threading.Thread(target=lambda: done.append(booting.create(workers(2, "sleep 0.5"))))
+    thread.start()
+    while len(list((state_dir / "workers").glob("*/setup.pid"))) < 2:
+        time.sleep(0.02)
+    other = LocalProvider(settings={}, state_dir=state_dir, environ={})
+    assert other.fleet.sweep() is None  # a launch is in flight: housekeeping waits its turn
+    assert len(list((state_dir / "workers").iterdir())) == 2
+    thread.join()
+    assert done and done[0].attributes["running"] == 2
+    assert other.fleet.sweep() == []  # nothing stray once it is recorded
+
+
+def test_forget_and_import_of_what_is_not_there(provider: LocalProvider) -> None:
+    ids = provider.create(machine(1, 1)).provider_ids
+    provider.delete(MT, "machine_type", ids)
+    with pytest.raises(ProviderError) as gone:
+        provider.forget(MT, "machine_type", ids)
+    assert gone.value.kind is ErrorKind.NOT_FOUND
+    for odd in ("", "ig-does-not-exist", "obj-\u00e9\u200b", "'; DROP TABLE groups; --"):
+        with pytest.raises(ProviderError) as missing:
+            provider.import_resource(MT, "machine_type", odd, {TAG_LINEAGE: LINEAGE})
+        assert missing.value.kind is ErrorKind.NOT_FOUND
+    assert provider.list(LINEAGE) == []

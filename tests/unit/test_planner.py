@@ -21,7 +21,7 @@ from reconciler.plan.expand import expand
 from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.plan.model import ChangeKey
 from reconciler.plan.reasons import TEXT, Reason
-from reconciler.plan.refresh import RefreshResult
+from reconciler.plan.refresh import RefreshResult, Shortfall
 from state import ResourceRecord, StateSnapshot
 from tests.conftest import ROOT
 
@@ -91,6 +91,8 @@ class Case:
     missing: frozenset[str] = frozenset()
     adoptable: frozenset[str] = frozenset()
     orphans: tuple[Observed, ...] = ()
+    half_made: tuple[Observed, ...] = ()
+    shortfalls: dict[str, Shortfall] = field(default_factory=dict)
     drifted: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
@@ -233,11 +235,25 @@ CASES = [
         orphans=(Observed(CPU, "machine_type", {"template": "lt-1"}),),
     ),
     Case(
-        "a tagged copy no record accounts for: deleted",
+        "a tagged copy nothing proves an apply made (a forgotten resource): reported, kept",
         config(),
-        [(QUOTA, Action.DELETE, Reason.UNRECORDED)],
+        [],
         applied=config(),
         orphans=(Observed(QUOTA, "resource_pool", {"object": "obj-9"}),),
+    ),
+    Case(
+        "a copy an interrupted apply made, for an address no longer created: deleted",
+        config(),
+        [(QUOTA, Action.DELETE, Reason.HALF_MADE)],
+        applied=config(),
+        half_made=(Observed(QUOTA, "resource_pool", {"object": "obj-9"}),),
+    ),
+    Case(
+        "a group short of instances that its cloud does not heal: resized back",
+        config(workers=True),
+        [(WORKERS, Action.UPDATE, Reason.SHORTFALL)],
+        applied=config(workers=True),
+        shortfalls={WORKERS: Shortfall(running=1, desired=2, heals=False)},
     ),
 ]
 
@@ -261,7 +277,13 @@ def plan_for(case: Case, tmp_path: Path) -> Plan:
     declared = load(tmp_path / "declared", case.declared)
     records = records_of(load(tmp_path / "applied", case.applied)) if case.applied else []
     snapshot = StateSnapshot.from_records(LINEAGE, 1, case.edit_records(records))
-    found = RefreshResult(case.missing, case.adoptable, case.orphans)
+    found = RefreshResult(
+        case.missing,
+        case.adoptable,
+        case.orphans,
+        half_made=case.half_made,
+        shortfalls=case.shortfalls,
+    )
     refreshed = RefreshedSnapshot(snapshot, found, case.drifted)
     return make_plan(declared, refreshed, case.options, salt=LINEAGE, environment={})
 
@@ -285,7 +307,7 @@ def test_a_drift_reason_says_what_drifted_and_what_follows(tmp_path: Path) -> No
 
 
 def test_a_cleanup_is_keyed_by_the_address_and_the_copy_and_reads_back(tmp_path: Path) -> None:
-    case = next(c for c in CASES if c.orphans and c.expected[0][2] is Reason.UNRECORDED)
+    case = next(c for c in CASES if c.half_made and c.expected[0][2] is Reason.HALF_MADE)
     plan = plan_for(case, tmp_path)
     [change] = plan.changes
     assert change.address == QUOTA and change.key == ChangeKey(QUOTA, ("obj-9",))
@@ -294,6 +316,13 @@ def test_a_cleanup_is_keyed_by_the_address_and_the_copy_and_reads_back(tmp_path:
     assert document["order"] == [[f"{QUOTA}#obj-9"]]
     again = Plan.from_json(json.loads(json.dumps(document)))
     assert again == plan
+
+
+def test_a_forgotten_resource_is_reported_with_its_import_never_deleted(tmp_path: Path) -> None:
+    case = next(c for c in CASES if c.orphans and not c.expected)
+    plan = plan_for(case, tmp_path)
+    assert plan.changes == ()
+    assert any(f"poolform import {QUOTA} obj-9" in warning for warning in plan.warnings)
 
 
 def test_plans_are_a_function_of_their_inputs(tmp_path: Path, monkeypatch) -> None:
@@ -332,7 +361,7 @@ def test_the_table_covers_every_reason_a_plan_can_give() -> None:
 
 
 def test_a_plan_saved_before_reason_codes_still_reads(tmp_path: Path) -> None:
-    case = next(c for c in CASES if c.orphans and c.expected[0][2] is Reason.UNRECORDED)
+    case = next(c for c in CASES if c.half_made and c.expected[0][2] is Reason.HALF_MADE)
     document = plan_for(case, tmp_path).to_json()
     for change in document["changes"]:
         del change["reason_code"]  # as plans were written before the codes
