@@ -45,8 +45,8 @@ def run_apply(
 ) -> int:
     from reconciler.apply import walk_plan
     from reconciler.apply.execute import ChangeExecutor
+    from reconciler.checks import load_configuration
     from reconciler.cli.progress import reporter_for
-    from reconciler.loading import load_configuration
     from reconciler.plan import PlanOptions, make_plan
     from reconciler.plan.expand import expand
     from reconciler.plan.planfile import check_saved_origin, check_saved_plan, read_plan

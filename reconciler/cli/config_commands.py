@@ -19,7 +19,7 @@ def validate(target: Path) -> int:
 
     Exit 0 when valid (warnings are printed), 1 with every error found otherwise.
     """
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
 
     try:
         configuration = load_configuration(target)
@@ -64,8 +64,8 @@ def effective(compute_config: str, directory: Path) -> None:
     """The effective config of every worker group of COMPUTE_CONFIG, as YAML."""
     from ruamel.yaml import YAML
 
+    from reconciler.checks import load_configuration
     from reconciler.effective import effective_compute_config
-    from reconciler.loading import load_configuration
     from schemas import ComputeConfig, MachinePool
 
     configuration = load_configuration(directory)

@@ -24,7 +24,7 @@ EXIT_DRIFT = 2
 
 
 def detect(directory: Path, lock_timeout: float) -> DriftReport:
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
     from reconciler.workspace import read_state, refresh_once, secret_salt
 
     configuration = load_configuration(directory)
@@ -61,10 +61,10 @@ def drift(directory: Path, as_json: bool, as_markdown: bool, lock_timeout: str) 
 
 def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_timeout: float) -> int:
     """`apply --refresh-only`: record reality in state. Capacity is not touched."""
+    from reconciler.checks import load_configuration
     from reconciler.cli.apply_commands import confirm
     from reconciler.drift.accept import accepted_record
     from reconciler.drift.model import DELETED
-    from reconciler.loading import load_configuration
     from reconciler.workspace import open_provider, open_state, refresh_state, secret_salt
     from state.locking import lock_state
 

@@ -44,7 +44,7 @@ def recorded_attributes(
 def import_(address: str, provider_id: str, directory: Path, lock_timeout: str) -> None:
     """Record an existing resource (ID as the provider names it) at ADDRESS of the configuration."""
     from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, TAG_TOKEN
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
     from reconciler.plan.expand import expand
     from reconciler.workspace import open_provider, open_state, secret_salt
     from state import ResourceRecord

@@ -60,7 +60,7 @@ def compute_plan(
     lock_timeout: float = 0.0,
 ) -> ComputedPlan:
     """Load, read state under the lock, refresh, plan."""
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
     from reconciler.plan import PlanOptions, make_plan
     from reconciler.workspace import read_state, refresh_once, secret_salt
 

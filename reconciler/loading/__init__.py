@@ -1,5 +1,9 @@
-"""From a directory of YAML files to validated documents, keeping where each value came from."""
+"""From YAML files to validated documents, keeping where each value came from.
 
-from reconciler.loading.configuration import Configuration, load_configuration, load_documents
+This layer reads and validates each document against its model; the rules between documents
+live one layer up, in `reconciler.checks`, whose `load_configuration` runs both.
+"""
 
-__all__ = ["Configuration", "load_configuration", "load_documents"]
+from reconciler.loading.configuration import Configuration, Finding, load_documents, resolve
+
+__all__ = ["Configuration", "Finding", "load_documents", "resolve"]

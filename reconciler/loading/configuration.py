@@ -6,8 +6,7 @@ sorted by file and line, and positions are recovered only for the files that nee
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -15,7 +14,6 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from reconciler.errors import ConfigurationError, Diagnostic, YamlProblem
-from reconciler.gcpause import collector_paused
 from reconciler.loading.sources import (
     PositionIndex,
     RawDocument,
@@ -28,6 +26,7 @@ from reconciler.loading.sources import (
 from schemas import KINDS, Cluster, Document, canonical_kind, model_for_kind
 from schemas.base import PATTERN_MEANINGS, Strict
 from schemas.kinds import ALIASES
+from schemas.text import did_you_mean
 
 T = TypeVar("T", bound=Document)
 
@@ -93,11 +92,6 @@ def dotted(path: tuple[Any, ...]) -> str:
     return text
 
 
-def suggest(word: str, choices: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
-
-
 def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
     """The model class that holds the fields at `path` (indexes and map keys skipped)."""
     from schemas.rules import _submodel
@@ -133,7 +127,7 @@ def _pydantic_findings(
                 f"unknown field `{field_name}` in {owner.__name__ if owner else model.__name__}",
                 ref.at(*data_loc),
                 (owner.field_hints.get(field_name) if owner and issubclass(owner, Strict) else None)
-                or suggest(field_name, list(owner.model_fields) if owner else []),
+                or did_you_mean(field_name, list(owner.model_fields) if owner else []),
                 point_at_key=True,
             )
         elif kind == "missing":
@@ -161,7 +155,7 @@ def _validate(raw: RawDocument) -> tuple[LoadedDocument | None, list[Finding]]:
         return None, [Finding("error", "missing-kind", "document has no `kind`", raw.ref, hint)]
     model = model_for_kind(str(kind))
     if model is None:
-        hint = suggest(str(kind), [*KINDS, *ALIASES]) or f"known kinds: {', '.join(KINDS)}"
+        hint = did_you_mean(str(kind), [*KINDS, *ALIASES]) or f"known kinds: {', '.join(KINDS)}"
         message = f"unknown kind `{kind}`"
         return None, [Finding("error", "unknown-kind", message, raw.ref.at("kind"), hint)]
     try:
@@ -216,17 +210,3 @@ def resolve(findings: list[Finding], index: PositionIndex) -> list[Diagnostic]:
         )
         for f in findings
     ]
-
-
-def load_configuration(target: Path) -> Configuration:
-    """A valid configuration, or ConfigurationError with every problem found."""
-    from reconciler.checks import check_configuration
-
-    with collector_paused():
-        configuration, findings, index = load_documents(target)
-        findings = findings + check_configuration(configuration)
-    diagnostics = resolve(findings, index)
-    if any(d.severity == "error" for d in diagnostics):
-        raise ConfigurationError(diagnostics)
-    configuration.warnings = sorted(diagnostics, key=Diagnostic.sort_key)
-    return configuration

@@ -4,28 +4,29 @@ About 10x faster than PyYAML's C loader on large configurations (see bench/READM
 rapidyaml does not resolve scalars by the YAML 1.2 core schema, does not reject tags, anchors or
 duplicate keys, and keeps no positions we can use. So it is only trusted when it provably agrees
 with the authoritative reader: any sign of a tag, anchor or alias in the text, any string that
-the core schema would read as null/bool/number, any duplicate key, any parse error sends the
-file to `yaml_positions` instead. It never decides that a file is wrong.
+the core schema would read as null/bool/number, any string that is not clean Unicode, any
+duplicate key, any parse error sends the file to `yaml_positions` instead. It never decides
+that a file is wrong.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
 from typing import Any
+
+from reconciler.loading.quiet import c_stderr_silenced
+from reconciler.loading.yaml_core import FIRST_CHARACTERS, NON_STRING, WORDS
 
 # Something that could be a tag (!x), anchor (&x) or alias (*x) at a token start.
 _DECORATION = re.compile(rb"(?:^|[\s\[\{,])[!&*][^\s,\]\}]", re.MULTILINE)
 # A JSON string the core schema would have read as something else if it was a plain scalar.
-_AMBIGUOUS = re.compile(
-    r'"(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?[0-9][0-9]*|0o[0-7]+|0x[0-9a-fA-F]+'
-    r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\""
-)
-
-
+_AMBIGUOUS = re.compile(rf'"(?:{NON_STRING})"')
 # Cheap first pass: only strings that start like a core-schema scalar can be ambiguous.
-_CANDIDATE = re.compile(r'"(?=[-+~.0-9]|(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)")')
+_CANDIDATE = re.compile(rf'"(?=[{FIRST_CHARACTERS}]|(?:{WORDS})")')
+# rapidyaml writes escapes such as "\ud800" as raw (invalid) UTF-8; decoded with
+# surrogateescape they become lone surrogates. The authoritative reader must see those.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _ambiguous(text: str) -> bool:
@@ -47,24 +48,19 @@ def _constant(name: str) -> Any:
     raise _Disagreement(name)
 
 
-def _quiet_parse(raw: bytes) -> str | None:
-    """rapidyaml writes parse errors to fd 2 itself; keep them off the user's terminal."""
+def _emit_json(raw: bytes) -> str | None:
+    """rapidyaml's JSON for `raw`, or None when it cannot parse it (its complaint, printed by
+    the library on the C stderr stream, is discarded: the authoritative reader reports)."""
     import ryml
 
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, 2)
-        tree = ryml.parse_in_arena(raw)
-        if tree.size() == 0:
-            return None
-        return str(ryml.emit_json_malloc(tree, tree.root_id()))
+        with c_stderr_silenced():
+            tree = ryml.parse_in_arena(raw)
+            if tree.size() == 0:
+                return None
+            return str(ryml.emit_json_malloc(tree, tree.root_id()))
     except Exception:
         return None
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
 
 
 def fast_parse(raw: bytes) -> list[Any] | None:
@@ -76,8 +72,8 @@ def fast_parse(raw: bytes) -> list[Any] | None:
     stripped = raw.lstrip()
     if not stripped or stripped.startswith(b"%"):
         return None
-    text = _quiet_parse(raw)
-    if text is None or _ambiguous(text):
+    text = _emit_json(raw)
+    if text is None or _ambiguous(text) or _SURROGATE.search(text):
         return None
     try:
         data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)

@@ -8,7 +8,6 @@ cannot take with certainty and for files whose errors need locating.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,42 +29,11 @@ from ruamel.yaml.events import (
 from ruamel.yaml.reader import ReaderError
 
 from reconciler.errors import YamlProblem
+from reconciler.loading.yaml_core import ScalarTooLong, resolve_plain
 
 Path = tuple[str | int, ...]
 
-# YAML 1.2 core schema resolution of plain scalars.
-_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
-_TRUE = re.compile(r"^(?:true|True|TRUE)$")
-_FALSE = re.compile(r"^(?:false|False|FALSE)$")
-_INT10 = re.compile(r"^[-+]?[0-9]+$")
-_INT8 = re.compile(r"^0o[0-7]+$")
-_INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
-_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
-_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
-_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
 MAX_DEPTH = 64
-
-
-def resolve_plain(value: str) -> Any:
-    if _NULL.match(value):
-        return None
-    if _TRUE.match(value):
-        return True
-    if _FALSE.match(value):
-        return False
-    if _INT10.match(value):
-        return int(value)
-    if _INT8.match(value):
-        return int(value[2:], 8)
-    if _INT16.match(value):
-        return int(value[2:], 16)
-    if _FLOAT.match(value):
-        return float(value)
-    if _INF.match(value):
-        return float("-inf") if value.startswith("-") else float("inf")
-    if _NAN.match(value):
-        return float("nan")
-    return value
 
 
 @dataclass
@@ -89,7 +57,15 @@ class _Composer:
         self.events = events
 
     def next(self) -> Event:
-        return next(self.events)
+        event: Event = next(self.events)
+        return event
+
+    @staticmethod
+    def resolve(event: ScalarEvent) -> Any:
+        try:
+            return resolve_plain(event.value)
+        except ScalarTooLong as exc:
+            raise YamlProblem(str(exc), *_mark(event), "yaml-number") from None
 
     def documents(self) -> list[ParsedDocument]:
         docs: list[ParsedDocument] = []
@@ -137,7 +113,7 @@ class _Composer:
         doc.positions[path] = _mark(event)
         if isinstance(event, ScalarEvent):
             if event.style is None and event.implicit[0]:
-                return resolve_plain(event.value)
+                return self.resolve(event)
             return event.value
         if isinstance(event, SequenceStartEvent):
             items: list[Any] = []
@@ -157,7 +133,7 @@ class _Composer:
                     raise YamlProblem(
                         "mapping keys must be plain strings", *_mark(key_event), "yaml-key"
                     )
-                key = key_event.value if key_event.style else resolve_plain(key_event.value)
+                key = key_event.value if key_event.style else self.resolve(key_event)
                 if not isinstance(key, str):
                     raise YamlProblem(
                         f"mapping keys must be strings, not {'null' if key is None else type(key).__name__}"

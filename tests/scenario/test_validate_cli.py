@@ -79,7 +79,7 @@ def test_warnings_do_not_fail_validation(run, write) -> None:
 
 
 def test_a_partition_without_rules_gets_the_catch_all_rule(write) -> None:
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
     from schemas import MachinePool
 
     directory = write(
