@@ -16,7 +16,15 @@ from reconciler.checks.compute import compute_configs
 from reconciler.checks.names import reference_cycles, references_exist, unique_names
 from reconciler.errors import ConfigurationError, Diagnostic
 from reconciler.gcpause import collector_paused
-from reconciler.loading import Configuration, Finding, load_documents, resolve
+from reconciler.loading import (
+    Configuration,
+    Finding,
+    NothingDeclared,
+    Reading,
+    read_directory,
+    read_file,
+    resolve,
+)
 
 CHECKS: tuple[Check, ...] = (
     unique_names,
@@ -29,20 +37,43 @@ CHECKS: tuple[Check, ...] = (
     risky_but_legal,
 )
 
-__all__ = ["CHECKS", "check_configuration", "load_configuration"]
+__all__ = ["CHECKS", "check_configuration", "load_configuration", "load_file"]
 
 
 def check_configuration(config: Configuration) -> list[Finding]:
     return [finding for check in CHECKS for finding in check(config)]
 
 
-def load_configuration(target: Path) -> Configuration:
-    """A valid configuration, or ConfigurationError with every problem found."""
+def _checked(reading: Reading) -> Configuration:
+    if reading.problems:
+        # A file that cannot be read or parsed hides what it declares: rules between
+        # documents would only report its absence.
+        raise ConfigurationError(reading.problems + resolve(reading.findings, reading.index))
     with collector_paused():
-        configuration, findings, index = load_documents(target)
-        findings = findings + check_configuration(configuration)
-    diagnostics = resolve(findings, index)
+        findings = reading.findings + check_configuration(reading.configuration)
+    diagnostics = resolve(findings, reading.index)
     if any(d.severity == "error" for d in diagnostics):
         raise ConfigurationError(diagnostics)
+    configuration = reading.configuration
     configuration.warnings = sorted(diagnostics, key=Diagnostic.sort_key)
     return configuration
+
+
+def load_configuration(directory: Path, *, allow_empty: bool = False) -> Configuration:
+    """The valid configuration in `directory`, with every problem found raised together
+    (ConfigurationError). A configuration is a directory: given a file, raises
+    NotAConfigurationDirectory. One that declares nothing raises NothingDeclared unless
+    `allow_empty`, when it comes back with `declares_nothing` set (for `plan --destroy`)."""
+    with collector_paused():
+        reading = read_directory(directory)
+    configuration = _checked(reading)
+    if configuration.declares_nothing and not allow_empty:
+        raise NothingDeclared(directory, configuration.file_count)
+    return configuration
+
+
+def load_file(path: Path) -> Configuration:
+    """The valid documents of one file given on its own (`validate FILE`, a Job)."""
+    with collector_paused():
+        reading = read_file(path)
+    return _checked(reading)

@@ -77,7 +77,9 @@ def run_apply(
     if target.is_file():
         saved_file = read_plan(target)
         saved, directory = saved_file.plan, saved_file.directory
-    configuration = load_configuration(directory)
+    # Only a destroy may start from a configuration that declares nothing.
+    wants_destroy = saved.options.destroy if saved is not None else destroy
+    configuration = load_configuration(directory, allow_empty=wants_destroy)
     if saved is not None and (targets or replace):
         raise PoolformError(
             "--target and --replace belong to the plan; a saved plan already has them"

@@ -19,14 +19,18 @@ def validate(target: Path) -> int:
 
     Exit 0 when valid (warnings are printed), 1 with every error found otherwise.
     """
-    from reconciler.checks import load_configuration
+    from reconciler.checks import load_configuration, load_file
+    from schemas.text import printable
 
     try:
-        configuration = load_configuration(target)
+        if target.is_dir() or not target.exists():
+            configuration = load_configuration(target)
+        else:
+            configuration = load_file(target)
     except ConfigurationError as error:
         click.echo(error.render(), err=True)
         count = sum(1 for d in error.diagnostics if d.severity == "error")
-        click.echo(f"{target}: {count} error(s)", err=True)
+        click.echo(f"{printable(str(target))}: {count} error(s)", err=True)
         return 1
     for warning in configuration.warnings:
         click.echo(warning.render(), err=True)
@@ -34,7 +38,7 @@ def validate(target: Path) -> int:
     for doc in configuration.documents:
         kinds[doc.kind] = kinds.get(doc.kind, 0) + 1
     summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "no documents"
-    click.echo(f"{target}: valid ({summary})")
+    click.echo(f"{printable(str(target))}: valid ({summary})")
     return 0
 
 

@@ -13,20 +13,22 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from reconciler.errors import ConfigurationError, Diagnostic, YamlProblem
+from reconciler.errors import Diagnostic, YamlProblem
 from reconciler.loading.sources import (
+    Listing,
     PositionIndex,
     RawDocument,
     SourceRef,
     digest,
     list_sources,
     read_documents,
+    read_single_file,
     yaml_diagnostic,
 )
 from schemas import KINDS, Cluster, Document, canonical_kind, model_for_kind
 from schemas.base import PATTERN_MEANINGS, Strict
 from schemas.kinds import ALIASES
-from schemas.text import did_you_mean
+from schemas.text import did_you_mean, printable
 
 T = TypeVar("T", bound=Document)
 
@@ -61,6 +63,10 @@ class Configuration:
     # (kind, name) of documents that failed validation: references to them are not reported
     # again as unknown, so one mistake yields one error.
     invalid: set[tuple[str, str]] = field(default_factory=set)
+    # Nothing was declared: no files, or files holding no documents (empty, only `---`, only
+    # comments). A plan from it would destroy everything recorded, so callers decide.
+    declares_nothing: bool = False
+    file_count: int = 0
     # Indexes, built on first use: `documents` is fixed once the configuration is loaded.
     _refs: dict[int, SourceRef] = field(default_factory=dict, repr=False)
     _by_type: dict[type, list[Document]] = field(default_factory=dict, repr=False)
@@ -165,48 +171,76 @@ def _validate(raw: RawDocument) -> tuple[LoadedDocument | None, list[Finding]]:
     return LoadedDocument(raw.ref, canonical_kind(str(kind)) or str(kind), loaded), []
 
 
-def load_documents(target: Path) -> tuple[Configuration, list[Finding], PositionIndex]:
-    """Read and validate every document; cross-document rules are not checked here."""
-    sources = list_sources(target)
+@dataclass
+class Reading:
+    """Every document read and checked against its model; problems not yet located."""
+
+    configuration: Configuration
+    findings: list[Finding]  # model-level problems; `resolve` gives them their positions
+    index: PositionIndex
+    problems: list[Diagnostic]  # file- and YAML-level problems, already located
+
+
+def _read(listing: Listing, directory: Path) -> Reading:
+    sources = listing.sources
     index = PositionIndex(sources)
     documents: list[LoadedDocument] = []
     findings: list[Finding] = []
-    yaml_errors: list[Diagnostic] = []
+    problems: list[Diagnostic] = list(listing.problems)
     invalid: set[tuple[str, str]] = set()
+    declared = 0
     for source in sources:
         try:
             raws, parsed = read_documents(source)
         except YamlProblem as problem:
-            yaml_errors.append(yaml_diagnostic(source, problem))
+            problems.append(yaml_diagnostic(source, problem))
             continue
         if parsed is not None:
             index.remember(source.display, parsed)
         for raw in raws:
             if raw.data is None:
                 continue
-            loaded, problems = _validate(raw)
-            findings.extend(problems)
+            declared += 1
+            loaded, found = _validate(raw)
+            findings.extend(found)
             if loaded is not None:
                 documents.append(loaded)
             elif isinstance(raw.data, dict):
                 invalid.add(
                     (canonical_kind(str(raw.data.get("kind"))) or "", str(raw.data.get("name")))
                 )
-    directory = target if target.is_dir() else target.parent
-    configuration = Configuration(directory, documents, digest(sources), invalid=invalid)
-    if yaml_errors:
-        raise ConfigurationError(yaml_errors + resolve(findings, index))
-    return configuration, findings, index
+    configuration = Configuration(
+        directory,
+        documents,
+        digest(sources),
+        invalid=invalid,
+        declares_nothing=declared == 0 and not problems,
+        file_count=len(sources),
+    )
+    return Reading(configuration, findings, index, problems)
+
+
+def read_directory(directory: Path) -> Reading:
+    """Read and validate every document of a configuration directory; the rules between
+    documents are not checked here. Raises NotAConfigurationDirectory for a file."""
+    return _read(list_sources(directory), directory)
+
+
+def read_file(path: Path) -> Reading:
+    """Read and validate the documents of one file given on its own (a Job, say)."""
+    return _read(read_single_file(path), path.parent)
 
 
 def resolve(findings: list[Finding], index: PositionIndex) -> list[Diagnostic]:
+    """Findings located in their files. User text in a message is escaped here, once, so no
+    key or value can forge a line of output wherever the diagnostic is shown."""
     return [
         Diagnostic(
             "error" if f.severity == "error" else "warning",
             f.rule,
-            f.message,
+            printable(f.message),
             index.locate(f.ref, prefer_key=f.point_at_key),
-            f.suggestion,
+            printable(f.suggestion) if f.suggestion is not None else None,
         )
         for f in findings
     ]

@@ -150,3 +150,31 @@ def test_a_missing_directory_is_one_clear_error(run, tmp_path: Path) -> None:
     result = run("validate", tmp_path / "nope")
     assert result.code == 1
     assert result.err.strip() == f"error: {tmp_path / 'nope'} does not exist"
+
+
+def test_plan_of_one_file_is_refused_and_touches_nothing(run, quickstart: Path) -> None:
+    one_file = quickstart / "machine-pool.yaml"
+    before = sorted(p.name for p in quickstart.iterdir())
+    result = run("plan", one_file)
+    assert result.code == 1
+    assert f"{one_file} is a file; a configuration is a directory" in result.err
+    assert sorted(p.name for p in quickstart.iterdir()) == before
+
+
+def test_validate_still_checks_one_file_on_its_own(run) -> None:
+    job = next(EXAMPLES.rglob("jobs/*.yaml"))
+    result = run("validate", job)
+    assert result.code == 0, result.err
+    assert "valid (" in result.out
+
+
+@pytest.mark.parametrize("files", [{"a.yaml": ""}, {"a.yaml": "---\n", "b.yml": "# soon\n"}])
+def test_plan_of_a_directory_that_declares_nothing_is_refused_but_destroy_may(
+    run, write, files: dict[str, str]
+) -> None:
+    directory = write(files)
+    refused = run("plan", directory, "--no-refresh")
+    assert refused.code == 1
+    assert "declare nothing" in refused.err
+    assert "plan --destroy" in refused.err
+    assert run("plan", directory, "--destroy", "--no-refresh").code == 0
