@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from schemas.base import NAME_PATTERN, Document, Strict
+from schemas.base import MACHINE_TYPE_PATTERN, NAME_PATTERN, Document, Strict
 from schemas.quantities import Duration
 from schemas.rules import UpdateRule, spec
 
@@ -101,7 +101,8 @@ class RecyclePolicy(Strict):
 
 class MachineType(Strict):
     machine_type: str = Field(
-        pattern=NAME_PATTERN, description="The name compute configs refer to."
+        pattern=MACHINE_TYPE_PATTERN,
+        description="The name compute configs refer to; unique in its pool, no '.'.",
     )
     launch_templates: list[LaunchTemplate] = spec(update=REPLACE, min_length=1, max_length=1)
     partitions: list[Partition] = spec(update=IN_PLACE, min_length=1)

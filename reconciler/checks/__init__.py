@@ -14,6 +14,7 @@ from reconciler.checks.clouds import providers_agree, risky_but_legal
 from reconciler.checks.common import Check
 from reconciler.checks.compute import compute_configs
 from reconciler.checks.names import reference_cycles, references_exist, unique_names
+from reconciler.checks.uniqueness import machine_types_unique
 from reconciler.errors import ConfigurationError, Diagnostic
 from reconciler.gcpause import collector_paused
 from reconciler.loading import (
@@ -28,6 +29,7 @@ from reconciler.loading import (
 
 CHECKS: tuple[Check, ...] = (
     unique_names,
+    machine_types_unique,
     references_exist,
     reference_cycles,
     compute_configs,
