@@ -6,6 +6,8 @@ sorted by file and line, and positions are recovered only for the files that nee
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +27,7 @@ from reconciler.loading.sources import (
     read_single_file,
     yaml_diagnostic,
 )
+from reconciler.loading.values import MAY_HOLD_UNSAFE, unsafe_values
 from schemas import KINDS, Cluster, Document, canonical_kind, model_for_kind
 from schemas.base import PATTERN_MEANINGS, Strict
 from schemas.kinds import ALIASES
@@ -90,11 +93,19 @@ class Configuration:
         return self._refs[id(model)]
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 def dotted(path: tuple[Any, ...]) -> str:
     """`machine_types[0].partitions`: a path as a user would write it."""
     text = ""
     for step in path:
-        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+        if isinstance(step, int):
+            text += f"[{step}]"
+        elif not _PLAIN_KEY.fullmatch(step):  # `capacity["gpu "]`, `labels["a.b"]`
+            text += f"[{json.dumps(step, ensure_ascii=False)}]"
+        else:
+            text += f".{step}" if text else step
     return text
 
 
@@ -117,8 +128,12 @@ def _pydantic_findings(
     seen: set[tuple[Any, ...]] = set()
     for item in error.errors(include_url=False):
         loc = tuple(item["loc"])
+        ctx = item.get("ctx") or {}
         # Union branches repeat one problem per alternative; keep the first per place.
         data_loc = tuple(step for step in loc if isinstance(step, int) or "[" not in str(step))
+        # A validator of a free-form map (cloud parameters) names the place inside it.
+        data_loc += tuple(ctx.get("inner_path", ()))
+        at_key = "[key]" in loc
         if data_loc in seen:
             continue
         seen.add(data_loc)
@@ -142,13 +157,39 @@ def _pydantic_findings(
             )
         else:
             message = item["msg"].removeprefix("Value error, ")
-            pattern = (item.get("ctx") or {}).get("pattern")
+            pattern = ctx.get("pattern")
             if kind == "string_pattern_mismatch" and pattern in PATTERN_MEANINGS:
-                message = f"{item['input']!r} is not allowed: {PATTERN_MEANINGS[pattern]}"
-            yield Finding("error", "invalid-value", f"{where}: {message}", ref.at(*data_loc))
+                what = "the key" if at_key else "the value"
+                message = f"{what} {item['input']!r} is not allowed: {PATTERN_MEANINGS[pattern]}"
+            yield Finding(
+                "error",
+                "invalid-value",
+                f"{where}: {message}",
+                ref.at(*data_loc),
+                point_at_key=at_key,
+            )
 
 
-def _validate(raw: RawDocument) -> tuple[LoadedDocument | None, list[Finding]]:
+def _unsafe_findings(raw: RawDocument, reported: set[tuple[Any, ...]]) -> list[Finding]:
+    """Unsafe values, except inside a value the model already refused (one error each)."""
+    return [
+        Finding(
+            "error",
+            found.rule,
+            f"{dotted(found.path) or 'document'}: {found.message}",
+            raw.ref.at(*found.path),
+            point_at_key=found.is_key,
+        )
+        for found in unsafe_values(raw.data)
+        if not any(found.path[: len(path)] == path for path in reported)
+    ]
+
+
+def _validate(
+    raw: RawDocument, *, suspicious: bool = True
+) -> tuple[LoadedDocument | None, list[Finding]]:
+    """One document against its model. `suspicious`: the file could hold values nothing can
+    store (NaN, lone surrogates, NUL), so they are looked for too."""
     data = raw.data
     if not isinstance(data, dict):
         what = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
@@ -164,10 +205,17 @@ def _validate(raw: RawDocument) -> tuple[LoadedDocument | None, list[Finding]]:
         hint = did_you_mean(str(kind), [*KINDS, *ALIASES]) or f"known kinds: {', '.join(KINDS)}"
         message = f"unknown kind `{kind}`"
         return None, [Finding("error", "unknown-kind", message, raw.ref.at("kind"), hint)]
+    findings: list[Finding] = []
+    loaded: Document | None = None
     try:
         loaded = model.model_validate(data)
     except ValidationError as exc:
-        return None, list(_pydantic_findings(raw.ref, model, exc))
+        findings = list(_pydantic_findings(raw.ref, model, exc))
+    if suspicious:
+        refused = {f.ref.path for f in findings if f.rule != "missing-field"}
+        findings += _unsafe_findings(raw, refused)
+    if loaded is None or findings:
+        return None, findings
     return LoadedDocument(raw.ref, canonical_kind(str(kind)) or str(kind), loaded), []
 
 
@@ -190,6 +238,7 @@ def _read(listing: Listing, directory: Path) -> Reading:
     invalid: set[tuple[str, str]] = set()
     declared = 0
     for source in sources:
+        suspicious = MAY_HOLD_UNSAFE.search(source.raw) is not None
         try:
             raws, parsed = read_documents(source)
         except YamlProblem as problem:
@@ -201,7 +250,7 @@ def _read(listing: Listing, directory: Path) -> Reading:
             if raw.data is None:
                 continue
             declared += 1
-            loaded, found = _validate(raw)
+            loaded, found = _validate(raw, suspicious=suspicious)
             findings.extend(found)
             if loaded is not None:
                 documents.append(loaded)

@@ -29,6 +29,28 @@ _CANDIDATE = re.compile(rf'"(?=[{FIRST_CHARACTERS}]|(?:{WORDS})")')
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
+# Characters the two readers could see differently: outside YAML's printable set (controls,
+# C1 controls, U+FFFE/U+FFFF), line breaks only one of them honours (NEL, LINE and PARAGRAPH
+# SEPARATOR), or a byte-order mark inside the stream. Checked on the UTF-8 bytes.
+_ASCII_CONTROLS = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_UNCERTAIN_UTF8 = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbb\xbf|\xef\xbf[\xbe\xbf]")
+
+
+def _clean_unicode(raw: bytes) -> bool:
+    """`raw` is UTF-8 and holds only characters both readers treat alike."""
+    if len(raw.translate(None, _ASCII_CONTROLS)) != len(raw):
+        return False
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if b"\xc2" not in raw and b"\xe2\x80" not in raw and b"\xef" not in raw:
+        return True  # the lead bytes of every uncertain character, found by memchr
+    return _UNCERTAIN_UTF8.search(raw) is None
+
+
 def _ambiguous(text: str) -> bool:
     return any(_AMBIGUOUS.match(text, m.start()) for m in _CANDIDATE.finditer(text))
 
@@ -65,7 +87,7 @@ def _emit_json(raw: bytes) -> str | None:
 
 def fast_parse(raw: bytes) -> list[Any] | None:
     """The documents in `raw`, or None when the authoritative reader must decide."""
-    if b"\t" in raw or b"\r" in raw:
+    if b"\t" in raw or b"\r" in raw or not _clean_unicode(raw):
         return None
     if (b"!" in raw or b"&" in raw or b"*" in raw) and _DECORATION.search(raw):
         return None
