@@ -9,7 +9,6 @@ place (`instanceProperties.reservationAffinity: expected a mapping, got a list`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Annotated, Any
 
 from pydantic import AfterValidator
@@ -59,7 +58,27 @@ def _gcp() -> dict[tuple[str, ...], str]:
 
 
 SHAPES = {**_AWS, **_gcp()}
-_CONTAINERS = {path[:depth] for path in SHAPES for depth in range(1, len(path))}
+
+
+class _Node:
+    """One step of the table as a tree: what the value here must be, and the steps below."""
+
+    def __init__(self) -> None:
+        self.expected: str | None = None
+        self.children: dict[str, _Node] = {}
+
+
+def _tree() -> _Node:
+    root = _Node()
+    for path, expected in SHAPES.items():
+        node = root
+        for step in path:
+            node = node.children.setdefault(step, _Node())
+        node.expected = expected
+    return root
+
+
+_ROOT = _tree()
 
 
 def _kind(value: Any) -> str:
@@ -73,30 +92,41 @@ def _kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _check(value: Any, path: tuple[str | int, ...], pattern: tuple[str, ...]) -> None:
-    expected = SHAPES.get(pattern)
+def _mismatch(value: Any, node: _Node) -> tuple[list[str | int], str, Any] | None:
+    """Where `value` breaks the table below `node` (the path, innermost step first), the shape
+    expected there and the value found. Follows only the table's paths."""
+    expected = node.expected
     if expected is not None and not isinstance(value, _TYPES[expected]):
-        raise PydanticCustomError(
-            "cloud_shape",
-            "the cloud expects {expected} here, got {got}",
-            {
-                "expected": expected,
-                "got": _kind(value),
-                "inner_path": path,
-            },
-        )
-    if pattern not in _CONTAINERS and pattern != ():
-        return
-    if isinstance(value, Mapping):
-        for key, item in value.items():
-            _check(item, (*path, key), (*pattern, str(key)))
-    elif isinstance(value, list):
+        return [], expected, value
+    children = node.children
+    if not children:
+        return None
+    if type(value) is dict:
+        for step, child in children.items():
+            if step in value:
+                found = _mismatch(value[step], child)
+                if found is not None:
+                    found[0].append(step)
+                    return found
+    elif type(value) is list and ANY_INDEX in children:
+        child = children[ANY_INDEX]
         for index, item in enumerate(value):
-            _check(item, (*path, index), (*pattern, ANY_INDEX))
+            found = _mismatch(item, child)
+            if found is not None:
+                found[0].append(index)
+                return found
+    return None
 
 
 def check_cloud_parameters(value: dict[str, Any]) -> dict[str, Any]:
-    _check(value, (), ())
+    found = _mismatch(value, _ROOT) if value else None
+    if found is not None:
+        steps, expected, got = found
+        raise PydanticCustomError(
+            "cloud_shape",
+            "the cloud expects {expected} here, got {got}",
+            {"expected": expected, "got": _kind(got), "inner_path": tuple(reversed(steps))},
+        )
     return value
 
 

@@ -16,18 +16,17 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from reconciler.errors import Diagnostic, YamlProblem
+from reconciler.loading.documents import PositionIndex, read_documents
 from reconciler.loading.sources import (
     Listing,
-    PositionIndex,
     RawDocument,
     SourceRef,
     digest,
     list_sources,
-    read_documents,
     read_single_file,
     yaml_diagnostic,
 )
-from reconciler.loading.values import MAY_HOLD_UNSAFE, unsafe_values
+from reconciler.loading.values import unsafe_values
 from schemas import KINDS, Cluster, Document, canonical_kind, model_for_kind
 from schemas.base import PATTERN_MEANINGS, Strict
 from schemas.kinds import ALIASES
@@ -238,19 +237,18 @@ def _read(listing: Listing, directory: Path) -> Reading:
     invalid: set[tuple[str, str]] = set()
     declared = 0
     for source in sources:
-        suspicious = MAY_HOLD_UNSAFE.search(source.raw) is not None
         try:
-            raws, parsed = read_documents(source)
+            read = read_documents(source)
         except YamlProblem as problem:
             problems.append(yaml_diagnostic(source, problem))
             continue
-        if parsed is not None:
-            index.remember(source.display, parsed)
-        for raw in raws:
+        index.remember(source.display, read.positioned)
+        for number, raw in enumerate(read.documents):
             if raw.data is None:
                 continue
             declared += 1
-            loaded, found = _validate(raw, suspicious=suspicious)
+            # Only what the positioned reader read can hold a value nothing can store.
+            loaded, found = _validate(raw, suspicious=number in read.positioned)
             findings.extend(found)
             if loaded is not None:
                 documents.append(loaded)

@@ -3,8 +3,9 @@ encoder writes them as `NaN`, which no JSON reader takes back), lone surrogates 
 is not a character: encoding it fails) and NUL characters (PostgreSQL refuses them in text).
 
 They are refused wherever they appear, free-form maps included (`advanced_instance_config`,
-`provider_settings`), each at its own position. Only escapes (`\\`), `.nan` / `.inf` and very
-large numbers can produce them, so files without those are not walked at all.
+`provider_settings`), each at its own position. The fast reader declines every document that
+could hold one (`.nan`, an escape, a number too large for a float), so only documents read by
+the positioned reader are walked.
 """
 
 from __future__ import annotations
@@ -16,11 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 Path = tuple[str | int, ...]
-
-# What a file must contain for one of those values to be in it.
-MAY_HOLD_UNSAFE = re.compile(
-    rb"\\|\.(?:nan|NaN|NAN|inf|Inf|INF)|[0-9][eE][-+]?[0-9]{3}|[0-9.]{300}"
-)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 

@@ -12,6 +12,7 @@ that a file is wrong.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -51,6 +52,15 @@ def _clean_unicode(raw: bytes) -> bool:
     return _UNCERTAIN_UTF8.search(raw) is None
 
 
+def _unclean(text: str) -> bool:
+    """Text the positioned reader must see: lone surrogates (rapidyaml's output for
+    escapes such as "\\ud800", read back with surrogateescape) or `\\u` escapes, which could
+    decode to anything (rapidyaml writes characters, not escapes; this is a guard)."""
+    if "\\u" in text:
+        return True
+    return not text.isascii() and _SURROGATE.search(text) is not None
+
+
 def _ambiguous(text: str) -> bool:
     return any(_AMBIGUOUS.match(text, m.start()) for m in _CANDIDATE.finditer(text))
 
@@ -68,6 +78,14 @@ def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _constant(name: str) -> Any:
     raise _Disagreement(name)
+
+
+def _finite(text: str) -> float:
+    """A float that did not overflow: `1e999` is for the positioned reader to refuse."""
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise _Disagreement("overflow")
+    return value
 
 
 def _emit_json(raw: bytes) -> str | None:
@@ -95,10 +113,12 @@ def fast_parse(raw: bytes) -> list[Any] | None:
     if not stripped or stripped.startswith(b"%"):
         return None
     text = _emit_json(raw)
-    if text is None or _ambiguous(text) or _SURROGATE.search(text):
+    if text is None or _ambiguous(text) or _unclean(text):
         return None
     try:
-        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
+        data = json.loads(
+            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_finite
+        )
     except (ValueError, _Disagreement):
         return None
     # A stream with explicit `---` markers comes back as a list of documents; a bare document
