@@ -13,8 +13,18 @@ from reconciler.checks.capacity import policies_fit, request_shapes
 from reconciler.checks.clouds import providers_agree, risky_but_legal
 from reconciler.checks.common import Check
 from reconciler.checks.compute import compute_configs
+from reconciler.checks.instances import (
+    compute_config_instance_types,
+    worker_pool_instance_types,
+)
 from reconciler.checks.names import reference_cycles, references_exist, unique_names
-from reconciler.checks.uniqueness import machine_types_unique
+from reconciler.checks.settings import provider_settings_accepted, state_backend_available
+from reconciler.checks.uniqueness import (
+    group_order_unique,
+    machine_types_unique,
+    one_policy_per_subject_and_pool,
+    partitions_unique,
+)
 from reconciler.errors import ConfigurationError, Diagnostic
 from reconciler.gcpause import collector_paused
 from reconciler.loading import (
@@ -30,12 +40,19 @@ from reconciler.loading import (
 CHECKS: tuple[Check, ...] = (
     unique_names,
     machine_types_unique,
+    partitions_unique,
+    group_order_unique,
+    one_policy_per_subject_and_pool,
     references_exist,
     reference_cycles,
     compute_configs,
     policies_fit,
     request_shapes,
     providers_agree,
+    compute_config_instance_types,
+    worker_pool_instance_types,
+    provider_settings_accepted,
+    state_backend_available,
     risky_but_legal,
 )
 

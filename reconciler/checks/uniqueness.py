@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from reconciler.checks.common import error
 from reconciler.loading.configuration import Configuration, Finding
-from schemas import MachinePool
+from schemas import ComputeConfig, MachinePool, SubjectPolicy
 
 
 def machine_types_unique(config: Configuration) -> Iterator[Finding]:
@@ -31,3 +31,67 @@ def machine_types_unique(config: Configuration) -> Iterator[Finding]:
                 )
             else:
                 first[name] = index
+
+
+def partitions_unique(config: Configuration) -> Iterator[Finding]:
+    for pool in config.of_kind(MachinePool):
+        for m, machine in enumerate(pool.machine_types):
+            first: dict[str, int] = {}
+            for p, partition in enumerate(machine.partitions):
+                if partition.name in first:
+                    yield error(
+                        config,
+                        pool,
+                        "duplicate-partition",
+                        f"machine type `{machine.machine_type}` has two partitions named "
+                        f"`{partition.name}` (partitions[{first[partition.name]}] and "
+                        f"partitions[{p}])",
+                        "machine_types",
+                        m,
+                        "partitions",
+                        p,
+                        "name",
+                        hint="give each partition of a machine type its own name",
+                    )
+                else:
+                    first[partition.name] = p
+
+
+def group_order_unique(config: Configuration) -> Iterator[Finding]:
+    for cc in config.of_kind(ComputeConfig):
+        for r, ranker in enumerate(cc.flags.instance_ranking_strategy):
+            seen: set[str] = set()
+            for o, name in enumerate(ranker.ranker_config.group_order):
+                if name in seen:
+                    yield error(
+                        config,
+                        cc,
+                        "duplicate-group-order",
+                        f"group_order names `{name}` twice; a group has one rank",
+                        "flags",
+                        "instance_ranking_strategy",
+                        r,
+                        "ranker_config",
+                        "group_order",
+                        o,
+                    )
+                seen.add(name)
+
+
+def one_policy_per_subject_and_pool(config: Configuration) -> Iterator[Finding]:
+    first: dict[tuple[str, str], SubjectPolicy] = {}
+    for policy in config.of_kind(SubjectPolicy):
+        key = (policy.subject, policy.pool)
+        if key in first:
+            other = first[key]
+            yield error(
+                config,
+                policy,
+                "duplicate-policy",
+                f"subject `{policy.subject}` already has a policy on pool `{policy.pool}` "
+                f"(`{other.name}`); two would disagree on its reservation and limit",
+                "subject",
+                hint=f"merge them into `{other.name}`",
+            )
+        else:
+            first[key] = policy
