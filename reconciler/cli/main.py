@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import click
 
 from reconciler.cli.apply_commands import apply, destroy
-from reconciler.cli.config_commands import effective, schema, validate
+from reconciler.cli.config_commands import effective, fmt, schema, validate
 from reconciler.cli.drift_commands import drift
 from reconciler.cli.import_commands import import_, local
 from reconciler.cli.plan_commands import graph, plan, show
@@ -40,6 +40,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 cli.add_command(validate)
+cli.add_command(fmt)
 cli.add_command(schema)
 cli.add_command(effective)
 cli.add_command(plan)

@@ -121,39 +121,54 @@ def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] 
     return current
 
 
+def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[str | int, ...]:
+    """The steps of a pydantic error location that are in the data. The others are pydantic's
+    own (union branches such as `list[str]`, validators, `[key]`); telling them apart by the
+    data, not by their spelling, keeps a user's key such as `a[b]` a key."""
+    path: list[str | int] = []
+    current = data
+    for step in loc:
+        in_map = isinstance(current, dict) and isinstance(step, str) and step in current
+        in_list = isinstance(current, list) and isinstance(step, int) and 0 <= step < len(current)
+        if in_map or in_list:
+            current = current[step]
+            path.append(step)
+    return tuple(path)
+
+
 def _pydantic_findings(
-    ref: SourceRef, model: type[Document], error: ValidationError
+    raw: RawDocument, model: type[Document], error: ValidationError
 ) -> Iterator[Finding]:
+    ref = raw.ref
     seen: set[tuple[Any, ...]] = set()
     for item in error.errors(include_url=False):
         loc = tuple(item["loc"])
         ctx = item.get("ctx") or {}
-        # Union branches repeat one problem per alternative; keep the first per place.
-        data_loc = tuple(step for step in loc if isinstance(step, int) or "[" not in str(step))
-        # A validator of a free-form map (cloud parameters) names the place inside it.
-        data_loc += tuple(ctx.get("inner_path", ()))
-        at_key = "[key]" in loc
-        if data_loc in seen:
-            continue
-        seen.add(data_loc)
-        where = dotted(data_loc) or "document"
         kind = item["type"]
+        # A validator of a free-form map (cloud parameters) names the place inside it.
+        path = _data_path(raw.data, loc) + tuple(ctx.get("inner_path", ()))
+        at_key = loc[-1:] == ("[key]",)
+        # Union branches repeat one problem per alternative; keep the first per place.
+        place = (*path, loc[-1]) if kind == "missing" else path
+        if place in seen:
+            continue
+        seen.add(place)
+        where = dotted(path) or "document"
         if kind == "extra_forbidden":
-            field_name = str(data_loc[-1])
-            owner = _model_at(model, data_loc[:-1])
+            field_name = str(loc[-1])
+            owner = _model_at(model, path[:-1])
             yield Finding(
                 "error",
                 "unknown-field",
                 f"unknown field `{field_name}` in {owner.__name__ if owner else model.__name__}",
-                ref.at(*data_loc),
+                ref.at(*path),
                 (owner.field_hints.get(field_name) if owner and issubclass(owner, Strict) else None)
                 or did_you_mean(field_name, list(owner.model_fields) if owner else []),
                 point_at_key=True,
             )
         elif kind == "missing":
-            yield Finding(
-                "error", "missing-field", f"`{where}` is required", ref.at(*data_loc[:-1])
-            )
+            missing = dotted((*path, str(loc[-1])))
+            yield Finding("error", "missing-field", f"`{missing}` is required", ref.at(*path))
         else:
             message = item["msg"].removeprefix("Value error, ")
             pattern = ctx.get("pattern")
@@ -164,7 +179,7 @@ def _pydantic_findings(
                 "error",
                 "invalid-value",
                 f"{where}: {message}",
-                ref.at(*data_loc),
+                ref.at(*path),
                 point_at_key=at_key,
             )
 
@@ -209,7 +224,7 @@ def _validate(
     try:
         loaded = model.model_validate(data)
     except ValidationError as exc:
-        findings = list(_pydantic_findings(raw.ref, model, exc))
+        findings = list(_pydantic_findings(raw, model, exc))
     if suspicious:
         refused = {f.ref.path for f in findings if f.rule != "missing-field"}
         findings += _unsafe_findings(raw, refused)

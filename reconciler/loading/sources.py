@@ -76,6 +76,7 @@ class SourceFile:
     display: str  # the path as shown to the user: control characters and odd bytes escaped
     raw: bytes
     name: str = ""  # the file's own name, as the configuration's digest records it
+    path: Path | None = None  # where it was read from
 
 
 @dataclass(frozen=True)
@@ -151,7 +152,7 @@ def read_source(path: Path) -> SourceFile | Diagnostic:
         return _unreadable(path, f"cannot be read ({printable(exc.strerror or str(exc))})")
     finally:
         os.close(fd)
-    return SourceFile(printable(str(path)), raw, path.name)
+    return SourceFile(printable(str(path)), raw, path.name, path)
 
 
 def _bad_name(name: str) -> bool:
