@@ -139,7 +139,8 @@ def validate(target: Path, output: str, as_json: bool) -> int:
 
 def write_atomically(path: Path, text: str) -> None:
     """Replace `path` with `text` all at once: a crash leaves the old file or the new one,
-    never half of one. The file keeps its mode."""
+    never half of one. The file keeps its mode; a symbolic link keeps pointing at it."""
+    path = path.resolve(strict=True)
     mode = path.stat().st_mode & 0o7777
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -171,6 +172,7 @@ def fmt(target: Path, check: bool) -> int:
     from reconciler.errors import YamlProblem
     from reconciler.loading.formatting import FormatRefused, format_text
     from reconciler.loading.sources import list_sources, read_single_file, yaml_diagnostic
+    from schemas.text import printable
 
     listing = list_sources(target) if target.is_dir() else read_single_file(target)
     problems = list(listing.problems)
@@ -199,9 +201,18 @@ def fmt(target: Path, check: bool) -> int:
             continue
         if formatted.encode("utf-8") == source.raw:
             continue
-        changed.append(source.display)
         if not check and source.path is not None:
-            write_atomically(source.path, formatted)
+            try:
+                write_atomically(source.path, formatted)
+            except OSError as exc:
+                reason = printable(exc.strerror or str(exc))
+                problems.append(
+                    Diagnostic(
+                        "error", "fmt", f"cannot be rewritten ({reason})", Location(source.display)
+                    )
+                )
+                continue
+        changed.append(source.display)
     for name in changed:
         click.echo(name)
     for diagnostic in sorted(problems, key=Diagnostic.sort_key):

@@ -119,7 +119,7 @@ def fast_parse(raw: bytes) -> list[Any] | None:
         data = json.loads(
             text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_finite
         )
-    except (ValueError, _Disagreement):
+    except (ValueError, RecursionError, _Disagreement):
         return None
     # A stream with explicit `---` markers comes back as a list of documents; a bare document
     # as the document itself. A bare top-level list is ambiguous with that: let the slow path see it.

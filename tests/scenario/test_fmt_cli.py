@@ -110,3 +110,25 @@ def test_fmt_of_one_file_and_of_an_unreadable_entry(run, write) -> None:
 def test_the_examples_are_in_the_canonical_layout(run, directory: Path) -> None:
     result = run("fmt", directory, "--check")
     assert (result.code, result.out) == (0, ""), result.out + result.err
+
+
+def test_a_linked_file_is_rewritten_through_its_link(run, write, tmp_path: Path) -> None:
+    directory = write({"real/pool.yaml": MESSY})
+    config = tmp_path / "config"
+    config.mkdir()
+    (config / "pool.yaml").symlink_to(directory / "real" / "pool.yaml")
+    assert run("fmt", config).code == 0
+    assert (config / "pool.yaml").is_symlink()
+    assert (directory / "real" / "pool.yaml").read_text() == CANONICAL
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
+def test_a_file_that_cannot_be_rewritten_is_an_error(run, write) -> None:
+    directory = write({"pool.yaml": MESSY})
+    directory.chmod(0o555)
+    try:
+        result = run("fmt", directory)
+    finally:
+        directory.chmod(0o755)
+    assert result.code == 1
+    assert "cannot be rewritten" in result.err
