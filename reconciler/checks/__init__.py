@@ -78,15 +78,16 @@ def _checked(reading: Reading) -> Configuration:
     return configuration
 
 
-def load_configuration(directory: Path, *, allow_empty: bool = False) -> Configuration:
+def load_configuration(directory: Path, *, refuse_empty: bool = False) -> Configuration:
     """The valid configuration in `directory`, with every problem found raised together
     (ConfigurationError). A configuration is a directory: given a file, raises
-    NotAConfigurationDirectory. One that declares nothing raises NothingDeclared unless
-    `allow_empty`, when it comes back with `declares_nothing` set (for `plan --destroy`)."""
+    NotAConfigurationDirectory. One that declares nothing (no files, only empty files, only
+    `---` or comments) comes back with `declares_nothing` set, for the caller to decide (a plan
+    from it would destroy everything recorded); `refuse_empty` raises NothingDeclared instead."""
     with collector_paused():
         reading = read_directory(directory)
     configuration = _checked(reading)
-    if configuration.declares_nothing and not allow_empty:
+    if configuration.declares_nothing and refuse_empty:
         raise NothingDeclared(directory, configuration.file_count)
     return configuration
 

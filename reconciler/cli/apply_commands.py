@@ -79,7 +79,7 @@ def run_apply(
         saved, directory = saved_file.plan, saved_file.directory
     # Only a destroy may start from a configuration that declares nothing.
     wants_destroy = saved.options.destroy if saved is not None else destroy
-    configuration = load_configuration(directory, allow_empty=wants_destroy)
+    configuration = load_configuration(directory, refuse_empty=not wants_destroy)
     if saved is not None and (targets or replace):
         raise PoolformError(
             "--target and --replace belong to the plan; a saved plan already has them"

@@ -118,7 +118,7 @@ def validate(target: Path, output: str, as_json: bool) -> int:
     shown = printable(str(target))
     try:
         if target.is_dir() or not target.exists():
-            configuration = load_configuration(target)
+            configuration = load_configuration(target, refuse_empty=True)
         else:
             configuration = load_file(target)
     except ConfigurationError as error:

@@ -64,7 +64,7 @@ def compute_plan(
     from reconciler.plan import PlanOptions, make_plan
     from reconciler.workspace import read_state, refresh_once, secret_salt
 
-    configuration = load_configuration(directory, allow_empty=destroy)
+    configuration = load_configuration(directory, refuse_empty=not destroy)
     snapshot = read_state(configuration, "plan", lock_timeout)
     salt = secret_salt(configuration, snapshot.lineage)
     refreshed = refresh_once(configuration, snapshot, salt) if refresh else None

@@ -100,3 +100,20 @@ def test_files_that_cannot_be_cut_exactly_are_read_whole_and_still_right(
     (diagnostic,) = refused.value.diagnostics
     assert diagnostic.location is not None
     assert "'lots' is not a quantity" in diagnostic.message
+
+
+def test_lines_that_only_look_like_markers_do_not_cut_documents(tmp_path: Path) -> None:
+    text = (
+        "kind: WorkerPool\nname: w\npool: {workers: 1}\nsetup: |\n  echo start\n  ---\n"
+        "  echo still the script\n---x: not a marker either\n"
+    )
+    (tmp_path / "pool.yaml").write_text(
+        "kind: ResourcePool\nname: q\ncapacity: {gpu: .nan}\n---\n" + text
+    )
+    with pytest.raises(ConfigurationError) as refused:
+        load_configuration(tmp_path)
+    rules = sorted(
+        (d.rule, d.location.line if d.location else 0) for d in refused.value.diagnostics
+    )
+    # the .nan, and `---x` read as a key of the worker pool's document (one document, not two)
+    assert rules == [("invalid-value", 3), ("unknown-field", 12)]

@@ -46,18 +46,18 @@ def test_one_file_given_on_its_own_is_read_by_load_file(tmp_path: Path) -> None:
     ],
     ids=["no-files", "empty-file", "only-markers", "only-comments", "all-of-them"],
 )
-def test_a_directory_that_declares_nothing_is_refused_unless_the_caller_allows_it(
+def test_a_directory_that_declares_nothing_says_so_and_is_refused_when_asked(
     tmp_path: Path, files: dict[str, str]
 ) -> None:
     for name, text in files.items():
         (tmp_path / name).write_text(text)
+    empty = load_configuration(tmp_path)
+    assert empty.declares_nothing
+    assert empty.documents == []
     with pytest.raises(NothingDeclared) as refused:
-        load_configuration(tmp_path)
+        load_configuration(tmp_path, refuse_empty=True)
     assert "declare nothing" in refused.value.message or "has no *.yaml" in refused.value.message
     assert "plan --destroy" in (refused.value.hint or "")
-    allowed = load_configuration(tmp_path, allow_empty=True)
-    assert allowed.declares_nothing
-    assert allowed.documents == []
 
 
 def test_a_directory_with_one_document_declares_something(tmp_path: Path) -> None:
@@ -68,7 +68,7 @@ def test_a_directory_with_one_document_declares_something(tmp_path: Path) -> Non
 
 def _unreadable(tmp_path: Path) -> ConfigurationError:
     with pytest.raises(ConfigurationError) as refused:
-        load_configuration(tmp_path, allow_empty=True)
+        load_configuration(tmp_path)
     return refused.value
 
 
