@@ -1,7 +1,8 @@
-"""Load a configuration: read, validate each document, check the rules between documents.
+"""Read a configuration: its files, each document validated against its model.
 
-Problems are gathered, not raised one at a time: a run reports every error it can find,
-sorted by file and line, and positions are recovered only for the files that need them.
+Problems are gathered, not raised one at a time: a run reports every error it can find, and
+positions are recovered only for the documents that need them. The rules between documents are
+checked one layer up (`reconciler.checks`), which also offers the whole load.
 """
 
 from __future__ import annotations
