@@ -217,7 +217,9 @@ def _resource_pool(rng: random.Random, name: str, parent: str | None) -> dict[st
 def _worker_pool(rng: random.Random, name: str, gpu: bool) -> dict[str, Any]:
     resources: dict[str, Any]
     if gpu:
-        resources = {"accelerators": f"{rng.choice(['H100', 'A100', 'A10G'])}:{rng.choice([1, 8])}"}
+        gpu_type, count = rng.choice(["H100", "A100", "A10G"]), rng.choice([1, 8])
+        # Only what some catalog type holds (the A10G comes one to an instance).
+        resources = {"accelerators": f"{gpu_type}:{1 if gpu_type == 'A10G' else count}"}
         resources["use_spot"] = rng.random() < 0.3
     else:
         resources = {"instance_type": rng.choice(["c5.xlarge", "m5.large", "n2-standard-4"])}

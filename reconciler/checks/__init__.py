@@ -21,9 +21,8 @@ from reconciler.checks.names import reference_cycles, references_exist, unique_n
 from reconciler.checks.settings import provider_settings_accepted, state_backend_available
 from reconciler.checks.uniqueness import (
     group_order_unique,
-    machine_types_unique,
+    machine_types_and_partitions_unique,
     one_policy_per_subject_and_pool,
-    partitions_unique,
 )
 from reconciler.errors import ConfigurationError, Diagnostic
 from reconciler.gcpause import collector_paused
@@ -39,8 +38,7 @@ from reconciler.loading import (
 
 CHECKS: tuple[Check, ...] = (
     unique_names,
-    machine_types_unique,
-    partitions_unique,
+    machine_types_and_partitions_unique,
     group_order_unique,
     one_policy_per_subject_and_pool,
     references_exist,

@@ -65,7 +65,7 @@ def worker_pool_instance_types(config: Configuration) -> Iterator[Finding]:
     """Every provider realises a worker pool from the catalog: the named type, or the smallest
     one that fits its cpus, memory and accelerators."""
     for wp in config.of_kind(WorkerPool):
-        resources = wp.attributes().get("resources") or {}
+        resources = wp.resources.model_dump(mode="json", by_alias=True)
         try:
             choose_instance_type(resources, f"worker_pool.{wp.name}")
         except ProviderError as exc:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from reconciler.checks.common import error
@@ -25,17 +26,31 @@ _BACKEND_MODULES: dict[str, tuple[str, ...]] = {
 
 
 def _installed(module: str) -> bool:
+    """Whether `module` could be imported, found without importing it (nor its package:
+    importing `state` to look for `state.postgres` would cost more than the whole check)."""
+    top, _, rest = module.partition(".")
     try:
-        return importlib.util.find_spec(module) is not None
-    except ModuleNotFoundError:  # a parent package is missing
+        spec = importlib.util.find_spec(top)
+    except (ImportError, ValueError):
         return False
+    if spec is None:
+        return False
+    if not rest:
+        return True
+    for location in spec.submodule_search_locations or ():
+        base = Path(location, *rest.split("."))
+        if base.with_suffix(".py").is_file() or (base / "__init__.py").is_file():
+            return True
+    return False
+
+
+def backend_available(name: str) -> bool:
+    return name in _BACKEND_MODULES and all(map(_installed, _BACKEND_MODULES[name]))
 
 
 def state_backends() -> frozenset[str]:
     """The state backends this version can open."""
-    return frozenset(
-        name for name, modules in _BACKEND_MODULES.items() if all(map(_installed, modules))
-    )
+    return frozenset(name for name in _BACKEND_MODULES if backend_available(name))
 
 
 def _settings_module(provider: str) -> Any:
@@ -118,8 +133,8 @@ def state_backend_available(config: Configuration) -> Iterator[Finding]:
     if declared is None:
         return
     backend = cluster.state.backend
-    available = state_backends()
-    if backend not in available:
+    if not backend_available(backend):
+        available = state_backends()
         yield error(
             config,
             cluster,

@@ -10,7 +10,9 @@ from reconciler.loading.configuration import Configuration, Finding
 from schemas import ComputeConfig, MachinePool, SubjectPolicy
 
 
-def machine_types_unique(config: Configuration) -> Iterator[Finding]:
+def machine_types_and_partitions_unique(config: Configuration) -> Iterator[Finding]:
+    """One machine type per name in a pool (the second would share its address and replace
+    it), one partition per name in a machine type."""
     for pool in config.of_kind(MachinePool):
         first: dict[str, int] = {}
         for index, machine in enumerate(pool.machine_types):
@@ -31,30 +33,29 @@ def machine_types_unique(config: Configuration) -> Iterator[Finding]:
                 )
             else:
                 first[name] = index
+            yield from _partitions_unique(config, pool, index)
 
 
-def partitions_unique(config: Configuration) -> Iterator[Finding]:
-    for pool in config.of_kind(MachinePool):
-        for m, machine in enumerate(pool.machine_types):
-            first: dict[str, int] = {}
-            for p, partition in enumerate(machine.partitions):
-                if partition.name in first:
-                    yield error(
-                        config,
-                        pool,
-                        "duplicate-partition",
-                        f"machine type `{machine.machine_type}` has two partitions named "
-                        f"`{partition.name}` (partitions[{first[partition.name]}] and "
-                        f"partitions[{p}])",
-                        "machine_types",
-                        m,
-                        "partitions",
-                        p,
-                        "name",
-                        hint="give each partition of a machine type its own name",
-                    )
-                else:
-                    first[partition.name] = p
+def _partitions_unique(config: Configuration, pool: MachinePool, m: int) -> Iterator[Finding]:
+    machine = pool.machine_types[m]
+    first: dict[str, int] = {}
+    for p, partition in enumerate(machine.partitions):
+        if partition.name in first:
+            yield error(
+                config,
+                pool,
+                "duplicate-partition",
+                f"machine type `{machine.machine_type}` has two partitions named "
+                f"`{partition.name}` (partitions[{first[partition.name]}] and partitions[{p}])",
+                "machine_types",
+                m,
+                "partitions",
+                p,
+                "name",
+                hint="give each partition of a machine type its own name",
+            )
+        else:
+            first[partition.name] = p
 
 
 def group_order_unique(config: Configuration) -> Iterator[Finding]:

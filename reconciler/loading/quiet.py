@@ -11,7 +11,6 @@ directly and is not. Where the stream cannot be found (a C library without an ex
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 from collections.abc import Iterator
@@ -23,6 +22,8 @@ _SLOT_NAMES = ("stderr", "__stderrp")  # glibc and musl; BSD and macOS
 
 class _Stream:
     def __init__(self) -> None:
+        import ctypes  # only when a file is first parsed: `--help` does without it
+
         self.slot: ctypes.c_void_p | None = None
         self.sink: int | None = None
         try:
