@@ -81,6 +81,9 @@ def _tree() -> _Node:
 _ROOT = _tree()
 
 
+_Mismatch = tuple[list[str | int], str, Any]
+
+
 def _kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -92,28 +95,33 @@ def _kind(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
-def _mismatch(value: Any, node: _Node) -> tuple[list[str | int], str, Any] | None:
-    """Where `value` breaks the table below `node` (the path, innermost step first), the shape
-    expected there and the value found. Follows only the table's paths."""
-    expected = node.expected
-    if expected is not None and not isinstance(value, _TYPES[expected]):
-        return [], expected, value
+def _check_child(step: str | int, item: Any, child: _Node) -> _Mismatch | None:
+    expected = child.expected
+    if expected is not None and not isinstance(item, _TYPES[expected]):
+        return [step], expected, item
+    if child.children:
+        found = _mismatch(item, child)
+        if found is not None:
+            found[0].append(step)
+            return found
+    return None
+
+
+def _mismatch(value: Any, node: _Node) -> _Mismatch | None:
+    """Where the children of `value` break the table below `node` (the path, innermost step
+    first), the shape expected there and the value found. Follows only the table's paths."""
     children = node.children
-    if not children:
-        return None
     if type(value) is dict:
         for step, child in children.items():
             if step in value:
-                found = _mismatch(value[step], child)
+                found = _check_child(step, value[step], child)
                 if found is not None:
-                    found[0].append(step)
                     return found
     elif type(value) is list and ANY_INDEX in children:
         child = children[ANY_INDEX]
         for index, item in enumerate(value):
-            found = _mismatch(item, child)
+            found = _check_child(index, item, child)
             if found is not None:
-                found[0].append(index)
                 return found
     return None
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -48,10 +48,11 @@ class Finding:
     point_at_key: bool = False
 
 
-@dataclass(frozen=True)
-class LoadedDocument:
+class LoadedDocument(NamedTuple):
+    """A valid document: where it is, its canonical kind, its model."""
+
     ref: SourceRef
-    kind: str  # canonical kind
+    kind: str
     model: Document
 
 

@@ -205,7 +205,7 @@ class PositionIndex:
         return known.get(index)
 
     def locate(self, ref: SourceRef, *, prefer_key: bool = False) -> Location:
-        doc = self._document(ref.file, ref.index)
+        doc = self._document(ref.file, ref.document)
         if doc is None:
             return Location(ref.file)
         best = (doc.line, doc.column)

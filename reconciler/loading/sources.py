@@ -52,16 +52,16 @@ class NothingDeclared(PoolformError):
         self.file_count = file_count
 
 
-@dataclass(frozen=True, slots=True)
-class SourceRef:
-    """Where a value came from: a document in a file, and a path inside it."""
+class SourceRef(NamedTuple):
+    """Where a value came from: a document of a file (counted from 0), and a path inside it.
+    (A tuple: one is made per document, and building a frozen dataclass costs more.)"""
 
     file: str
-    index: int
+    document: int
     path: tuple[str | int, ...] = ()
 
     def at(self, *path: str | int) -> SourceRef:
-        return SourceRef(self.file, self.index, (*self.path, *path))
+        return SourceRef(self.file, self.document, (*self.path, *path))
 
 
 class RawDocument(NamedTuple):
