@@ -31,7 +31,9 @@ class Strict(BaseModel):
     """Base for every nested object: unknown fields are errors, values are frozen."""
 
     # strict: YAML already gives typed values; lax coercion would take `size: true` as 1.
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True, strict=True, defer_build=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, strict=True, defer_build=True
+    )
 
     # Hints for fields that are deliberately absent (e.g. `run` on a pool), shown with the
     # unknown-field error.
