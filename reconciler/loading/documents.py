@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from reconciler.loading.yaml_positions import ParsedDocument
 
 BOM = b"\xef\xbb\xbf"
+GROUP = 64  # documents tried together when a file is read by parts
 _CONTENT = re.compile(rb"^[ \t]*[^#\s]", re.MULTILINE)
 _END_MARKER = re.compile(rb"^\.\.\.(?:[ \t]|$)", re.MULTILINE)
 # Line breaks the readers count differently: CR, NEL, LINE SEPARATOR, PARAGRAPH SEPARATOR.
@@ -158,17 +159,24 @@ def read_documents(source: SourceFile) -> FileDocuments:
         return _whole(source)
     data: list[Any] = []
     positioned: dict[int, ParsedDocument] = {}
-    for index, part in enumerate(parts):
-        chunk = raw[part.start : part.end]
-        fast = fast_parse(chunk)
-        if fast is not None and len(fast) == 1:
-            data.append(fast[0])
+    # Groups of documents first (one call each, not one per document), then the documents of
+    # a group the fast reader declines one by one.
+    for first in range(0, len(parts), GROUP):
+        group = parts[first : first + GROUP]
+        fast = fast_parse(raw[group[0].start : group[-1].end]) if len(group) > 1 else None
+        if fast is not None and len(fast) == len(group):
+            data.extend(fast)
             continue
-        parsed = _positioned(source, raw, part)
-        if len(parsed) != 1:  # not one document after all: let the whole file decide
-            return _whole(source)
-        positioned[index] = parsed[0]
-        data.append(parsed[0].data)
+        for index, part in enumerate(group, first):
+            alone = fast_parse(raw[part.start : part.end])
+            if alone is not None and len(alone) == 1:
+                data.append(alone[0])
+                continue
+            parsed = _positioned(source, raw, part)
+            if len(parsed) != 1:  # not one document after all: let the whole file decide
+                return _whole(source)
+            positioned[index] = parsed[0]
+            data.append(parsed[0].data)
     refs = [RawDocument(SourceRef(source.display, i), d) for i, d in enumerate(data)]
     return FileDocuments(refs, positioned)
 
