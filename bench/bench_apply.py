@@ -81,7 +81,7 @@ def wrap(owner, attr, name):
     setattr(owner, attr, wrapper)
 
 import reconciler.cli.main as cli_main
-import reconciler.apply, reconciler.loading, reconciler.plan, reconciler.render
+import reconciler.apply, reconciler.checks, reconciler.plan, reconciler.render
 import reconciler.drift.refresh, reconciler.plan.expand
 from reconciler.apply.execute import ChangeExecutor
 from providers.local.provider import LocalProvider
@@ -96,7 +96,7 @@ for attr in ("record_intent", "write_resource", "delete_resource", "clear_intent
              "append_history", "read", "replace_all"):
     wrap(SqliteStateBackend, attr, f"state.{attr}")
 wrap(SqliteStateBackend, "__init__", "phase: open state db")
-wrap(reconciler.loading, "load_configuration", "phase: load configuration")
+wrap(reconciler.checks, "load_configuration", "phase: load configuration")
 wrap(reconciler.drift.refresh, "refresh_all", "phase: refresh (provider.list)")
 wrap(reconciler.plan, "make_plan", "phase: make_plan")
 wrap(reconciler.render, "render_text", "phase: render plan text")

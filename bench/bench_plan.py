@@ -132,7 +132,7 @@ def write_poolform_config(directory: Path, resources: int, changed: bool) -> int
 
 def record_state(directory: Path) -> int:
     """Record the expansion of the configuration in DIR/.poolform/state.db. Returns the count."""
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
     from reconciler.plan.expand import expand
     from state.model import ResourceRecord, StateSnapshot
     from state.sqlite import SqliteStateBackend, default_state_path

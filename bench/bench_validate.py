@@ -13,6 +13,9 @@ Every figure is the median of several runs, each in a fresh process:
     reader (`yaml_positions.parse_with_positions`), PyYAML's CSafeLoader and ruamel.yaml
     `typ='safe'` with its C extension: seconds and MB/s (import time excluded).
 (d) `SqliteStateBackend.read()` of 10,000 records, and one `write_resource` (median of 20).
+(e) `poolform validate` of one file of 10,000 small documents, one of them wrong: target 1 s.
+(f) one 3 MB file, as is and with one non-ASCII character in a comment: about equal.
+(g) one 1 MB file with one `.nan`: under a second per MB. (e-g print CPU time beside wall time.)
 
 The table is printed, written to bench/figures.json and into bench/README.md between the
 `figures` markers, so the README shows exactly what this command printed.
@@ -24,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -35,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from typing import Any
 
 from _shared import poolform_argv
+from validate_error_paths import error_path_rows, measure_error_paths
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
@@ -58,8 +63,9 @@ cmd = json.loads(sys.argv[1])
 t = time.perf_counter()
 done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 wall = time.perf_counter() - t
-rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-print(json.dumps({"wall": wall, "rss_kib": rss, "rc": done.returncode,
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+rss, cpu = usage.ru_maxrss, usage.ru_utime + usage.ru_stime
+print(json.dumps({"wall": wall, "cpu": cpu, "rss_kib": rss, "rc": done.returncode,
                   "stderr": done.stderr.decode(errors="replace")[-2000:]}))
 """
 
@@ -118,12 +124,12 @@ def _records(count: int) -> list[Any]:
     for index, doc in enumerate(build_documents(count, seed=7)):
         attributes = {k: v for k, v in doc.items() if k not in ("kind", "name")}
         records.append(
-            ResourceRecord(
-                address=f"{doc['kind']}.{doc['name']}",
-                kind=doc["kind"],
-                attributes=attributes,
-                provider_ids={"local": f"local-{index:08x}"},
-                dependencies=("Cluster.bench",) if index else (),
+            ResourceRecord(  # positional: the type's field name changed once (kind)
+                f"{doc['kind']}.{doc['name']}",
+                doc["kind"],
+                attributes,
+                {"local": f"local-{index:08x}"},
+                ("Cluster.bench",) if index else (),
             )
         )
     return records
@@ -159,7 +165,7 @@ def _child_state_write(path: str, count: int) -> dict[str, Any]:
         for i in range(count):
             record = ResourceRecord(
                 template.address,
-                template.kind,
+                template.resource_type,
                 {**template.attributes, "bench_write": i},
                 dict(template.provider_ids),
                 template.dependencies,
@@ -204,11 +210,11 @@ def poolform_command() -> list[str]:
     return poolform_argv()
 
 
-def timed_runs(cmd: list[str], runs: int) -> list[dict[str, Any]]:
+def timed_runs(cmd: list[str], runs: int, expect_rc: int = 0) -> list[dict[str, Any]]:
     results = []
     for _ in range(runs):
         result = _run_json([sys.executable, "-c", _TIMED_PARENT, json.dumps(cmd)])
-        if result["rc"] != 0:
+        if result["rc"] != expect_rc:
             raise SystemExit(f"{' '.join(cmd)} exited {result['rc']}:\n{result['stderr']}")
         results.append(result)
     return results
@@ -280,6 +286,11 @@ def measure(args: argparse.Namespace, log: Any) -> dict[str, Any]:
         figures["state_write_ms"] = write["seconds"] * 1000
         figures["state_write_max_ms"] = write["max"] * 1000
         log(f"(d) state read: {[round(r['seconds'], 3) for r in reads]} s")
+
+        # (e), (f), (g): error paths and one big file
+        figures["error_paths"] = measure_error_paths(
+            timed_runs, poolform, Path(tmp), args.runs, log
+        )
     return figures
 
 
@@ -321,6 +332,8 @@ def table(f: dict[str, Any]) -> str:
         f"| (d) one `write_resource` (median / max of 20) | {f['state_write_ms']:.1f} ms / "
         f"{f['state_write_max_ms']:.1f} ms | — | — |",
     ]
+    if "error_paths" in f:
+        rows += error_path_rows(f["error_paths"])
     return "\n".join(rows)
 
 
@@ -349,11 +362,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-write", action="store_true", help="print only; leave figures.json and README alone"
     )
+    parser.add_argument(
+        "--only-error-paths", action="store_true", help="measure (e), (f) and (g) only; print"
+    )
+    parser.add_argument(
+        "--command",
+        help="the poolform command to time, e.g. 'python -m reconciler.cli.main' "
+        "(default: the console script beside this interpreter)",
+    )
     args = parser.parse_args(argv)
 
     def log(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
+    if args.only_error_paths:
+        poolform = shlex.split(args.command) if args.command else poolform_command()
+        with tempfile.TemporaryDirectory(prefix="poolform-bench-") as tmp:
+            found = measure_error_paths(timed_runs, poolform, Path(tmp), args.runs, log)
+        print("\n".join(error_path_rows(found)))
+        return 0
     figures = measure(args, log)
     text = table(figures)
     print(f"Measured {figures['when']} on {figures['machine']}.\n")

@@ -29,6 +29,7 @@ if str(_HERE.parent) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(_HERE.parent))
 
 from providers.catalog import CATALOG  # noqa: E402
+from reconciler.loading.yaml_core import NON_STRING_SCALAR  # noqa: E402
 
 __all__ = ["build_documents", "dump_document", "generate"]
 
@@ -69,12 +70,6 @@ for _, _itype in GPU_TYPES + CPU_TYPES:
 # -- a small block-style YAML emitter (the shapes people write by hand) ------------------------
 
 _PLAIN = re.compile(r"^[A-Za-z0-9_/][A-Za-z0-9_./:@, -]*$")
-# Plain scalars the YAML 1.2 core schema would not read as a string.
-_CORE_NON_STRING = re.compile(
-    r"^(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+"
-    r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)"
-    r"|\.(?:nan|NaN|NAN))$"
-)
 
 
 def _scalar(value: Any) -> str:
@@ -87,7 +82,7 @@ def _scalar(value: Any) -> str:
     text = str(value)
     if (
         _PLAIN.match(text)
-        and not _CORE_NON_STRING.match(text)
+        and not NON_STRING_SCALAR.match(text)
         and not text.endswith((" ", ":"))
         and ": " not in text
         and " #" not in text
@@ -222,7 +217,9 @@ def _resource_pool(rng: random.Random, name: str, parent: str | None) -> dict[st
 def _worker_pool(rng: random.Random, name: str, gpu: bool) -> dict[str, Any]:
     resources: dict[str, Any]
     if gpu:
-        resources = {"accelerators": f"{rng.choice(['H100', 'A100', 'A10G'])}:{rng.choice([1, 8])}"}
+        gpu_type, count = rng.choice(["H100", "A100", "A10G"]), rng.choice([1, 8])
+        # Only what some catalog type holds (the A10G comes one to an instance).
+        resources = {"accelerators": f"{gpu_type}:{1 if gpu_type == 'A10G' else count}"}
         resources["use_spot"] = rng.random() < 0.3
     else:
         resources = {"instance_type": rng.choice(["c5.xlarge", "m5.large", "n2-standard-4"])}

@@ -3,11 +3,11 @@ unknown keys refused with a did-you-mean (a typo in `provider_settings` must not
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from providers.protocol import ErrorKind, ProviderError
+from schemas.text import closest
 
 
 def settings_error(provider: str, message: str) -> ProviderError:
@@ -17,8 +17,8 @@ def settings_error(provider: str, message: str) -> ProviderError:
 def check_known(provider: str, settings: Mapping[str, Any], known: Sequence[str]) -> None:
     unknown = sorted(set(settings) - set(known))
     if unknown:
-        close = difflib.get_close_matches(unknown[0], list(known), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else f"; known: {', '.join(known)}"
+        close = closest(unknown[0], known)
+        hint = f"; did you mean {close!r}?" if close else f"; known: {', '.join(known)}"
         raise settings_error(provider, f"unknown setting {unknown[0]!r}{hint}")
 
 

@@ -7,11 +7,12 @@ config. The effective per-group `advanced_instance_config` is computed by the re
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
 from schemas.base import Document, Strict
+from schemas.cloud_parameters import CloudParameters
 from schemas.quantities import Duration
 from schemas.rules import UpdateRule, spec
 
@@ -31,7 +32,7 @@ class NodeFlags(Strict):
 class HeadNode(Strict):
     instance_type: str = spec(update=REPLACE)
     market_type: Literal["ON_DEMAND", "SPOT", "PREFER_SPOT"] = spec("ON_DEMAND", update=REPLACE)
-    advanced_instance_config: dict[str, Any] = spec(default_factory=dict, update=IN_PLACE)
+    advanced_instance_config: CloudParameters = spec(default_factory=dict, update=IN_PLACE)
     flags: NodeFlags | None = None
 
 
@@ -44,7 +45,7 @@ class WorkerGroup(Strict):
     max_nodes: int = spec(10, update=IN_PLACE, ge=0, le=100_000)
     market_type: Literal["ON_DEMAND", "SPOT", "PREFER_SPOT"] = spec("ON_DEMAND", update=IN_PLACE)
     flags: NodeFlags | None = spec(None, update=IN_PLACE)
-    advanced_instance_config: dict[str, Any] = spec(default_factory=dict, update=IN_PLACE)
+    advanced_instance_config: CloudParameters = spec(default_factory=dict, update=IN_PLACE)
     resources: dict[str, float] = spec(default_factory=dict, update=IN_PLACE)
 
     @property
@@ -90,7 +91,7 @@ class ComputeConfig(Document):
     head_node: HeadNode = spec(update=IN_PLACE)
     worker_nodes: list[WorkerGroup] = spec(default_factory=list, update=IN_PLACE)
     flags: ComputeFlags = spec(default_factory=ComputeFlags, update=IN_PLACE)
-    advanced_instance_config: dict[str, Any] = spec(
+    advanced_instance_config: CloudParameters = spec(
         default_factory=dict, update=IN_PLACE, description="Cluster-level defaults for every node."
     )
 

@@ -7,11 +7,12 @@ instances (rolling, idle ones first); partition sizes, warm counts and rules are
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, model_validator
 
-from schemas.base import NAME_PATTERN, Document, Strict
+from schemas.base import MACHINE_TYPE_PATTERN, NAME_PATTERN, Document, Strict
+from schemas.cloud_parameters import CloudParameters
 from schemas.quantities import Duration
 from schemas.rules import UpdateRule, spec
 
@@ -23,7 +24,7 @@ class LaunchTemplate(Strict):
         update=REPLACE, description="The cloud instance type, e.g. p4de.24xlarge."
     )
     market_type: Literal["ON_DEMAND", "SPOT"] = spec("ON_DEMAND", update=REPLACE)
-    advanced_instance_config: dict[str, Any] = spec(
+    advanced_instance_config: CloudParameters = spec(
         default_factory=dict,
         update=REPLACE,
         description="Cloud-native launch parameters (AWS RunInstances / GCE instance properties), "
@@ -101,7 +102,8 @@ class RecyclePolicy(Strict):
 
 class MachineType(Strict):
     machine_type: str = Field(
-        pattern=NAME_PATTERN, description="The name compute configs refer to."
+        pattern=MACHINE_TYPE_PATTERN,
+        description="The name compute configs refer to; unique in its pool, no '.'.",
     )
     launch_templates: list[LaunchTemplate] = spec(update=REPLACE, min_length=1, max_length=1)
     partitions: list[Partition] = spec(update=IN_PLACE, min_length=1)

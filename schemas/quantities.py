@@ -12,6 +12,8 @@ from typing import Annotated, Any
 
 from pydantic import BeforeValidator, WithJsonSchema
 
+from schemas.base import RESOURCE_KEY_PATTERN, ResourceKey
+
 _QUANTITY = re.compile(r"^\s*([+]?[0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 _SUFFIXES: dict[str, Decimal] = {
     "": Decimal(1),
@@ -115,3 +117,16 @@ _DURATION_SCHEMA = {
 
 Quantity = Annotated[int | float, BeforeValidator(parse_quantity), WithJsonSchema(_QUANTITY_SCHEMA)]
 Duration = Annotated[int | float, BeforeValidator(parse_duration), WithJsonSchema(_DURATION_SCHEMA)]
+
+# Amounts per resource key (a pool's capacity, a policy's reservations): keys checked by the
+# key pattern, here and in the exported schema, so an editor flags `Gpu` as the loader does.
+_AMOUNTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "propertyNames": {"pattern": RESOURCE_KEY_PATTERN},
+    "additionalProperties": _QUANTITY_SCHEMA,
+}
+ResourceAmounts = Annotated[dict[ResourceKey, Quantity], WithJsonSchema(_AMOUNTS_SCHEMA)]
+# The same, with at least one key (a pool without capacity holds nothing).
+ResourceCapacity = Annotated[
+    dict[ResourceKey, Quantity], WithJsonSchema({**_AMOUNTS_SCHEMA, "minProperties": 1})
+]

@@ -10,18 +10,18 @@ from typing import Literal
 
 from pydantic import Field
 
-from schemas.base import NAME_PATTERN, Document
-from schemas.quantities import Quantity
+from schemas.base import NAME_PATTERN, RESOURCE_KEY_PATTERN, Document
+from schemas.quantities import ResourceCapacity
 from schemas.rules import UpdateRule, spec
 
-RESOURCE_KEY = r"^[a-z][a-z0-9_.-]{0,62}$"
+RESOURCE_KEY = RESOURCE_KEY_PATTERN
 STANDARD_KEYS = ("gpu", "cpu", "memory", "step_run")
 
 
 class ResourcePool(Document):
     kind: Literal["ResourcePool"] = "ResourcePool"
     description: str | None = spec(None, update=UpdateRule.IN_PLACE)
-    capacity: dict[str, Quantity] = spec(
+    capacity: ResourceCapacity = spec(
         update=UpdateRule.IN_PLACE,
         min_length=1,
         description="Units per resource key: gpu, cpu (cores, `4000m`), memory (`500GB`, `16Gi`), "

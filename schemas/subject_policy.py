@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from schemas.base import NAME_PATTERN, Document
-from schemas.quantities import Quantity
+from schemas.quantities import ResourceAmounts
 from schemas.rules import UpdateRule, spec
 
 IN_PLACE, REPLACE = UpdateRule.IN_PLACE, UpdateRule.REPLACE
@@ -27,8 +27,8 @@ class SubjectPolicy(Document):
     )
     pool: str = spec(update=REPLACE, pattern=NAME_PATTERN, description="The ResourcePool.")
     priority: int = spec(0, update=IN_PLACE, ge=-1_000_000, le=1_000_000)
-    reserved: dict[str, Quantity] = spec(default_factory=dict, update=IN_PLACE)
-    limit: dict[str, Quantity] | None = spec(None, update=IN_PLACE)
+    reserved: ResourceAmounts = spec(default_factory=dict, update=IN_PLACE)
+    limit: ResourceAmounts | None = spec(None, update=IN_PLACE)
     preemption: Literal["LowerPriority", "Never"] = Field(
         "LowerPriority", description="Whether this subject's work may preempt lower-priority work."
     )

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.loading import load_configuration
+from reconciler.checks import load_configuration
 from reconciler.plan import Plan, PlanOptions, make_plan
 from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.render import render_markdown, render_text

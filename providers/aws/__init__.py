@@ -5,6 +5,21 @@ nothing else loads boto3. `AwsProvider` implements the Provider protocol; see it
 how each resource is realised, and `settings` for the provider settings it takes.
 """
 
-from providers.aws.provider import AwsProvider
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from providers.aws.provider import AwsProvider
 
 __all__ = ["AwsProvider"]
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so `providers.aws.settings` can be read (validate checks provider_settings)
+    # without importing boto3.
+    if name == "AwsProvider":
+        from providers.aws.provider import AwsProvider
+
+        return AwsProvider
+    raise AttributeError(name)

@@ -26,14 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-import botocore.loaders
-import botocore.session
-from botocore.config import Config
-
 from providers.protocol import ProviderError
 from providers.settings import check_known, number, settings_error
-
-from .errors import translate
 
 _KEYS = (
     "image_id",
@@ -100,6 +94,8 @@ _LOADER: Any = None
 def _shared_loader() -> Any:
     """One loader of the (large) service models per process: a second provider's clients
     take milliseconds instead of 0.4 s. Credentials and region stay per session."""
+    import botocore.loaders  # botocore only when clients are made: validate reads the settings
+
     global _LOADER
     if _LOADER is None:
         _LOADER = botocore.loaders.create_loader()
@@ -116,6 +112,11 @@ class AwsClients:
     """
 
     def __init__(self, region: str | None, max_attempts: int):
+        import botocore.session
+        from botocore.config import Config
+
+        from .errors import translate
+
         config = Config(
             retries={"mode": "standard", "total_max_attempts": max_attempts},
             max_pool_connections=32,  # the apply walker calls from many threads

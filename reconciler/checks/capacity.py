@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from providers.catalog import CATALOG
 from reconciler.checks.common import error, pools_of
-from reconciler.loading.configuration import Configuration, Finding, suggest
+from reconciler.loading.configuration import Configuration, Finding
 from schemas import (
     Cluster,
     Job,
@@ -18,6 +18,7 @@ from schemas import (
 )
 from schemas.accelerators import accelerator_count
 from schemas.base import Document
+from schemas.text import did_you_mean
 
 
 def policies_fit(config: Configuration) -> Iterator[Finding]:
@@ -49,7 +50,7 @@ def policies_fit(config: Configuration) -> Iterator[Finding]:
                         f"pool `{pool.name}` has no `{key}` capacity",
                         field,
                         key,
-                        hint=suggest(key, pool.capacity)
+                        hint=did_you_mean(key, pool.capacity)
                         or f"keys of `{pool.name}`: {', '.join(sorted(pool.capacity))}",
                     )
         totals[pool.name].update(policy.reserved)

@@ -6,12 +6,13 @@ from collections.abc import Iterator
 
 from providers.catalog import CATALOG, cloud_of_instance_type
 from reconciler.checks.common import error, warning
-from reconciler.loading.configuration import Configuration, Finding, suggest
+from reconciler.loading.configuration import Configuration, Finding
 from schemas import (
     ComputeConfig,
     MachinePool,
     WorkerPool,
 )
+from schemas.text import did_you_mean
 
 
 def providers_agree(config: Configuration) -> Iterator[Finding]:
@@ -30,7 +31,8 @@ def providers_agree(config: Configuration) -> Iterator[Finding]:
                         "unknown-instance-type",
                         f"the local provider does not simulate `{instance}`",
                         *path,
-                        hint=suggest(instance, CATALOG) or f"known: {', '.join(sorted(CATALOG))}",
+                        hint=did_you_mean(instance, CATALOG)
+                        or f"known: {', '.join(sorted(CATALOG))}",
                     )
             elif cloud != provider:
                 yield error(

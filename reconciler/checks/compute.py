@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from reconciler.checks.common import error
-from reconciler.loading.configuration import Configuration, Finding, suggest
+from reconciler.loading.configuration import Configuration, Finding
 from schemas import (
     ComputeConfig,
     MachinePool,
 )
+from schemas.text import did_you_mean
 
 
 def compute_configs(config: Configuration) -> Iterator[Finding]:
@@ -63,7 +64,9 @@ def compute_configs(config: Configuration) -> Iterator[Finding]:
                     "worker_nodes",
                     index,
                     "instance_type",
-                    hint=suggest(group.instance_type, [m.machine_type for m in pool.machine_types]),
+                    hint=did_you_mean(
+                        group.instance_type, [m.machine_type for m in pool.machine_types]
+                    ),
                 )
         groups = {g.group_name for g in cc.worker_nodes}
         for r, ranker in enumerate(cc.flags.instance_ranking_strategy):
@@ -80,5 +83,5 @@ def compute_configs(config: Configuration) -> Iterator[Finding]:
                         "ranker_config",
                         "group_order",
                         o,
-                        hint=suggest(name, groups),
+                        hint=did_you_mean(name, groups),
                     )

@@ -6,13 +6,14 @@ import graphlib
 from collections.abc import Iterator
 
 from reconciler.checks.common import error, pools_of
-from reconciler.loading.configuration import Configuration, Finding, suggest
+from reconciler.loading.configuration import Configuration, Finding
 from schemas import (
     POOL_KINDS,
     Cluster,
     ResourcePool,
 )
 from schemas.base import Document
+from schemas.text import did_you_mean
 
 
 def unique_names(config: Configuration) -> Iterator[Finding]:
@@ -71,7 +72,7 @@ def references_exist(config: Configuration) -> Iterator[Finding]:
                 "unknown-reference",
                 f"{what} `{name}` is not defined",
                 doc.ref.at(*path),
-                suggest(name, pools)
+                did_you_mean(name, pools)
                 or (f"define a {family} named `{name}`" if family != "pool" else None),
             )
 

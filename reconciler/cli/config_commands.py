@@ -1,41 +1,225 @@
-"""Commands that read a configuration and change nothing: validate, schema, effective."""
+"""Commands that read a configuration and change nothing on the cloud: validate, fmt, schema,
+effective. (fmt rewrites configuration files' layout, never what they declare.)"""
 
 from __future__ import annotations
 
 import json
+import os
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import click
 
-from reconciler.errors import ConfigurationError, PoolformError
+from reconciler.errors import ConfigurationError, Diagnostic, Location, PoolformError
 
 DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
+EXIT_WOULD_CHANGE = 3  # fmt --check, as terraform fmt -check
+
+# PoolformErrors validate turns into diagnostics for --json and --format github.
+_RULES = {"NothingDeclared": "nothing-declared", "NotAConfigurationDirectory": "not-a-directory"}
+
+
+def _as_diagnostic(error: PoolformError, target: Path) -> Diagnostic:
+    from schemas.text import printable
+
+    rule = _RULES.get(type(error).__name__, "configuration")
+    location = error.location or Location(printable(str(target)))
+    return Diagnostic("error", rule, error.message, location, error.hint)
+
+
+def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
+    location = diagnostic.location or Location("")
+    return {
+        "file": location.file or None,
+        "line": location.line or None,
+        "column": location.column or None,
+        "severity": diagnostic.severity,
+        "rule": diagnostic.rule,
+        "message": diagnostic.message,
+        "suggestion": diagnostic.suggestion,
+    }
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotation(diagnostic: Diagnostic) -> str:
+    """A GitHub Actions workflow command: `::error file=F,line=L,col=C,title=RULE::MESSAGE`,
+    escaped so no message can end the command or start another."""
+    location = diagnostic.location
+    properties = []
+    if location is not None and location.file:
+        properties.append(f"file={_escape_property(location.file)}")
+        if location.line > 0:
+            properties.append(f"line={location.line}")
+            properties.append(f"col={location.column}")
+    properties.append(f"title={_escape_property(diagnostic.rule)}")
+    message = diagnostic.message
+    if diagnostic.suggestion:
+        message += f"\nhint: {diagnostic.suggestion}"
+    return f"::{diagnostic.severity} {','.join(properties)}::{_escape_data(message)}"
+
+
+def _report(
+    output: str, target: str, diagnostics: Iterable[Diagnostic], summary: str | None
+) -> None:
+    shown = sorted(diagnostics, key=Diagnostic.sort_key)
+    errors = sum(1 for d in shown if d.severity == "error")
+    if output == "json":
+        document = {
+            "format_version": 1,
+            "valid": errors == 0,
+            "error_count": errors,
+            "warning_count": len(shown) - errors,
+            "diagnostics": [diagnostic_json(d) for d in shown],
+        }
+        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        return
+    if output == "github":
+        for diagnostic in shown:
+            click.echo(github_annotation(diagnostic))
+    else:
+        for diagnostic in shown:
+            click.echo(diagnostic.render(), err=True)
+    if errors:
+        click.echo(f"{target}: {errors} error(s)", err=True)
+    elif output == "text":
+        click.echo(f"{target}: valid ({summary})")
 
 
 @click.command()
 @click.argument("target", type=click.Path(path_type=Path), default=".", required=False)
-def validate(target: Path) -> int:
+@click.option(
+    "--format",
+    "output",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="How to print the diagnostics: text on stderr, one JSON document on stdout, or "
+    "GitHub Actions annotations on stdout.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+def validate(target: Path, output: str, as_json: bool) -> int:
     """Check a configuration directory (or one file, e.g. a Job) without touching anything.
 
     Exit 0 when valid (warnings are printed), 1 with every error found otherwise.
     """
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration, load_file
+    from schemas.text import printable
 
+    output = "json" if as_json else output
+    shown = printable(str(target))
     try:
-        configuration = load_configuration(target)
+        if target.is_dir() or not target.exists():
+            configuration = load_configuration(target, refuse_empty=True)
+        else:
+            configuration = load_file(target)
     except ConfigurationError as error:
-        click.echo(error.render(), err=True)
-        count = sum(1 for d in error.diagnostics if d.severity == "error")
-        click.echo(f"{target}: {count} error(s)", err=True)
+        _report(output, shown, error.diagnostics, None)
         return 1
-    for warning in configuration.warnings:
-        click.echo(warning.render(), err=True)
+    except PoolformError as error:
+        if output == "text":
+            raise
+        _report(output, shown, [_as_diagnostic(error, target)], None)
+        return 1
     kinds: dict[str, int] = {}
     for doc in configuration.documents:
         kinds[doc.kind] = kinds.get(doc.kind, 0) + 1
     summary = ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) or "no documents"
-    click.echo(f"{target}: valid ({summary})")
+    _report(output, shown, configuration.warnings, summary)
     return 0
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` all at once: a crash leaves the old file or the new one,
+    never half of one. The file keeps its mode; a symbolic link keeps pointing at it."""
+    path = path.resolve(strict=True)
+    mode = path.stat().st_mode & 0o7777
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+@click.command(name="fmt")
+@click.argument("target", type=click.Path(path_type=Path), default=".", required=False)
+@click.option(
+    "--check",
+    is_flag=True,
+    help="Change nothing: list the files that are not in the canonical layout and exit 3 "
+    "if there are any.",
+)
+def fmt(target: Path, check: bool) -> int:
+    """Rewrite the configuration's YAML files in one canonical layout, comments kept.
+
+    Lists the files it changed (with --check: would change). Exit 0, 3 with --check when a
+    file would change, 1 when a file cannot be read or parsed (that file is left alone).
+    """
+    from reconciler.errors import YamlProblem
+    from reconciler.loading.formatting import FormatRefused, format_text
+    from reconciler.loading.sources import list_sources, read_single_file, yaml_diagnostic
+    from schemas.text import printable
+
+    listing = list_sources(target) if target.is_dir() else read_single_file(target)
+    problems = list(listing.problems)
+    changed = []
+    for source in listing.sources:
+        try:
+            text = source.raw.decode("utf-8")
+            formatted = format_text(text)
+        except UnicodeDecodeError as exc:
+            problems.append(
+                Diagnostic(
+                    "error",
+                    "encoding",
+                    f"not valid UTF-8 (byte 0x{source.raw[exc.start]:02x}); left unchanged",
+                    Location(source.display),
+                )
+            )
+            continue
+        except YamlProblem as problem:
+            problems.append(yaml_diagnostic(source, problem))
+            continue
+        except FormatRefused as refused:
+            problems.append(
+                Diagnostic("error", "fmt", f"{refused}; left unchanged", Location(source.display))
+            )
+            continue
+        if formatted.encode("utf-8") == source.raw:
+            continue
+        if not check and source.path is not None:
+            try:
+                write_atomically(source.path, formatted)
+            except OSError as exc:
+                reason = printable(exc.strerror or str(exc))
+                problems.append(
+                    Diagnostic(
+                        "error", "fmt", f"cannot be rewritten ({reason})", Location(source.display)
+                    )
+                )
+                continue
+        changed.append(source.display)
+    for name in changed:
+        click.echo(name)
+    for diagnostic in sorted(problems, key=Diagnostic.sort_key):
+        click.echo(diagnostic.render(), err=True)
+    if problems:
+        return 1
+    return EXIT_WOULD_CHANGE if check and changed else 0
 
 
 @click.command()
@@ -64,8 +248,8 @@ def effective(compute_config: str, directory: Path) -> None:
     """The effective config of every worker group of COMPUTE_CONFIG, as YAML."""
     from ruamel.yaml import YAML
 
+    from reconciler.checks import load_configuration
     from reconciler.effective import effective_compute_config
-    from reconciler.loading import load_configuration
     from schemas import ComputeConfig, MachinePool
 
     configuration = load_configuration(directory)

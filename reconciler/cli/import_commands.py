@@ -49,10 +49,10 @@ def cloud_of(directory: Path) -> Path:
     nothing, when there is no configuration, it is not on the local provider, or nothing was
     applied yet."""
     from providers.local.store import DB_NAME
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
     from reconciler.workspace import state_path
 
-    configuration = load_configuration(directory)
+    configuration = load_configuration(directory, refuse_empty=True)
     provider = configuration.cluster.provider
     if provider != "local":
         raise PoolformError(

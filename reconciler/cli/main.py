@@ -11,7 +11,7 @@ import click
 
 from reconciler.cli.apply_commands import apply, destroy
 from reconciler.cli.common import EXIT_OK, exit_code_for
-from reconciler.cli.config_commands import effective, schema, validate
+from reconciler.cli.config_commands import effective, fmt, schema, validate
 from reconciler.cli.drift_commands import drift
 from reconciler.cli.import_commands import import_, local
 from reconciler.cli.plan_commands import graph, plan, show
@@ -28,6 +28,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 
 cli.add_command(validate)
+cli.add_command(fmt)
 cli.add_command(schema)
 cli.add_command(effective)
 cli.add_command(plan)

@@ -25,7 +25,7 @@ DIR_OPTION = click.option(
 
 
 def _backend(directory: Path) -> StateBackend:
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
     from reconciler.workspace import open_state, state_path
 
     configuration = load_configuration(directory)

@@ -1,33 +1,37 @@
-"""Load a configuration: read, validate each document, check the rules between documents.
+"""Read a configuration: its files, each document validated against its model.
 
-Problems are gathered, not raised one at a time: a run reports every error it can find,
-sorted by file and line, and positions are recovered only for the files that need them.
+Problems are gathered, not raised one at a time: a run reports every error it can find, and
+positions are recovered only for the documents that need them. The rules between documents are
+checked one layer up (`reconciler.checks`), which also offers the whole load.
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Iterator
+import json
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from reconciler.errors import ConfigurationError, Diagnostic, YamlProblem
-from reconciler.gcpause import collector_paused
+from reconciler.errors import Diagnostic, YamlProblem
+from reconciler.loading.documents import PositionIndex, read_documents
 from reconciler.loading.sources import (
-    PositionIndex,
+    Listing,
     RawDocument,
     SourceRef,
     digest,
     list_sources,
-    read_documents,
+    read_single_file,
     yaml_diagnostic,
 )
+from reconciler.loading.values import unsafe_values
 from schemas import KINDS, Cluster, Document, canonical_kind, model_for_kind
 from schemas.base import PATTERN_MEANINGS, Strict
 from schemas.kinds import ALIASES
+from schemas.text import did_you_mean, printable
 
 T = TypeVar("T", bound=Document)
 
@@ -44,10 +48,11 @@ class Finding:
     point_at_key: bool = False
 
 
-@dataclass(frozen=True)
-class LoadedDocument:
+class LoadedDocument(NamedTuple):
+    """A valid document: where it is, its canonical kind, its model."""
+
     ref: SourceRef
-    kind: str  # canonical kind
+    kind: str
     model: Document
 
 
@@ -62,6 +67,10 @@ class Configuration:
     # (kind, name) of documents that failed validation: references to them are not reported
     # again as unknown, so one mistake yields one error.
     invalid: set[tuple[str, str]] = field(default_factory=set)
+    # Nothing was declared: no files, or files holding no documents (empty, only `---`, only
+    # comments). A plan from it would destroy everything recorded, so callers decide.
+    declares_nothing: bool = False
+    file_count: int = 0
     # Indexes, built on first use: `documents` is fixed once the configuration is loaded.
     _refs: dict[int, SourceRef] = field(default_factory=dict, repr=False)
     _by_type: dict[type, list[Document]] = field(default_factory=dict, repr=False)
@@ -85,17 +94,20 @@ class Configuration:
         return self._refs[id(model)]
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
+
+
 def dotted(path: tuple[Any, ...]) -> str:
     """`machine_types[0].partitions`: a path as a user would write it."""
     text = ""
     for step in path:
-        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+        if isinstance(step, int):
+            text += f"[{step}]"
+        elif not _PLAIN_KEY.fullmatch(step):  # `capacity["gpu "]`, `labels["a.b"]`
+            text += f"[{json.dumps(step, ensure_ascii=False)}]"
+        else:
+            text += f".{step}" if text else step
     return text
-
-
-def suggest(word: str, choices: Iterable[str]) -> str | None:
-    close = difflib.get_close_matches(str(word), sorted(set(choices)), n=1, cutoff=0.6)
-    return f"did you mean `{close[0]}`?" if close else None
 
 
 def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
@@ -111,44 +123,89 @@ def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] 
     return current
 
 
+def _data_path(data: Any, loc: tuple[Any, ...]) -> tuple[str | int, ...]:
+    """The steps of a pydantic error location that are in the data. The others are pydantic's
+    own (union branches such as `list[str]`, validators, `[key]`); telling them apart by the
+    data, not by their spelling, keeps a user's key such as `a[b]` a key."""
+    path: list[str | int] = []
+    current = data
+    for step in loc:
+        in_map = isinstance(current, dict) and isinstance(step, str) and step in current
+        in_list = isinstance(current, list) and isinstance(step, int) and 0 <= step < len(current)
+        if in_map or in_list:
+            current = current[step]
+            path.append(step)
+    return tuple(path)
+
+
 def _pydantic_findings(
-    ref: SourceRef, model: type[Document], error: ValidationError
+    raw: RawDocument, model: type[Document], error: ValidationError
 ) -> Iterator[Finding]:
+    ref = raw.ref
     seen: set[tuple[Any, ...]] = set()
     for item in error.errors(include_url=False):
         loc = tuple(item["loc"])
-        # Union branches repeat one problem per alternative; keep the first per place.
-        data_loc = tuple(step for step in loc if isinstance(step, int) or "[" not in str(step))
-        if data_loc in seen:
-            continue
-        seen.add(data_loc)
-        where = dotted(data_loc) or "document"
+        ctx = item.get("ctx") or {}
         kind = item["type"]
+        # A validator of a free-form map (cloud parameters) names the place inside it.
+        path = _data_path(raw.data, loc) + tuple(ctx.get("inner_path", ()))
+        at_key = loc[-1:] == ("[key]",)
+        # Union branches repeat one problem per alternative; keep the first per place.
+        place = (*path, loc[-1]) if kind == "missing" else path
+        if place in seen:
+            continue
+        seen.add(place)
+        where = dotted(path) or "document"
         if kind == "extra_forbidden":
-            field_name = str(data_loc[-1])
-            owner = _model_at(model, data_loc[:-1])
+            field_name = str(loc[-1])
+            owner = _model_at(model, path[:-1])
             yield Finding(
                 "error",
                 "unknown-field",
                 f"unknown field `{field_name}` in {owner.__name__ if owner else model.__name__}",
-                ref.at(*data_loc),
+                ref.at(*path),
                 (owner.field_hints.get(field_name) if owner and issubclass(owner, Strict) else None)
-                or suggest(field_name, list(owner.model_fields) if owner else []),
+                or did_you_mean(field_name, list(owner.model_fields) if owner else []),
                 point_at_key=True,
             )
         elif kind == "missing":
-            yield Finding(
-                "error", "missing-field", f"`{where}` is required", ref.at(*data_loc[:-1])
-            )
+            missing = dotted((*path, str(loc[-1])))
+            yield Finding("error", "missing-field", f"`{missing}` is required", ref.at(*path))
         else:
             message = item["msg"].removeprefix("Value error, ")
-            pattern = (item.get("ctx") or {}).get("pattern")
+            pattern = ctx.get("pattern")
             if kind == "string_pattern_mismatch" and pattern in PATTERN_MEANINGS:
-                message = f"{item['input']!r} is not allowed: {PATTERN_MEANINGS[pattern]}"
-            yield Finding("error", "invalid-value", f"{where}: {message}", ref.at(*data_loc))
+                what = "the key" if at_key else "the value"
+                message = f"{what} {item['input']!r} is not allowed: {PATTERN_MEANINGS[pattern]}"
+            yield Finding(
+                "error",
+                "invalid-value",
+                f"{where}: {message}",
+                ref.at(*path),
+                point_at_key=at_key,
+            )
 
 
-def _validate(raw: RawDocument) -> tuple[LoadedDocument | None, list[Finding]]:
+def _unsafe_findings(raw: RawDocument, reported: set[tuple[Any, ...]]) -> list[Finding]:
+    """Unsafe values, except inside a value the model already refused (one error each)."""
+    return [
+        Finding(
+            "error",
+            found.rule,
+            f"{dotted(found.path) or 'document'}: {found.message}",
+            raw.ref.at(*found.path),
+            point_at_key=found.is_key,
+        )
+        for found in unsafe_values(raw.data)
+        if not any(found.path[: len(path)] == path for path in reported)
+    ]
+
+
+def _validate(
+    raw: RawDocument, *, suspicious: bool = True
+) -> tuple[LoadedDocument | None, list[Finding]]:
+    """One document against its model. `suspicious`: the file could hold values nothing can
+    store (NaN, lone surrogates, NUL), so they are looked for too."""
     data = raw.data
     if not isinstance(data, dict):
         what = "a list" if isinstance(data, list) else f"a {type(data).__name__}"
@@ -161,72 +218,93 @@ def _validate(raw: RawDocument) -> tuple[LoadedDocument | None, list[Finding]]:
         return None, [Finding("error", "missing-kind", "document has no `kind`", raw.ref, hint)]
     model = model_for_kind(str(kind))
     if model is None:
-        hint = suggest(str(kind), [*KINDS, *ALIASES]) or f"known kinds: {', '.join(KINDS)}"
+        hint = did_you_mean(str(kind), [*KINDS, *ALIASES]) or f"known kinds: {', '.join(KINDS)}"
         message = f"unknown kind `{kind}`"
         return None, [Finding("error", "unknown-kind", message, raw.ref.at("kind"), hint)]
+    findings: list[Finding] = []
+    loaded: Document | None = None
     try:
         loaded = model.model_validate(data)
     except ValidationError as exc:
-        return None, list(_pydantic_findings(raw.ref, model, exc))
+        findings = list(_pydantic_findings(raw, model, exc))
+    if suspicious:
+        refused = {f.ref.path for f in findings if f.rule != "missing-field"}
+        findings += _unsafe_findings(raw, refused)
+    if loaded is None or findings:
+        return None, findings
     return LoadedDocument(raw.ref, canonical_kind(str(kind)) or str(kind), loaded), []
 
 
-def load_documents(target: Path) -> tuple[Configuration, list[Finding], PositionIndex]:
-    """Read and validate every document; cross-document rules are not checked here."""
-    sources = list_sources(target)
+@dataclass
+class Reading:
+    """Every document read and checked against its model; problems not yet located."""
+
+    configuration: Configuration
+    findings: list[Finding]  # model-level problems; `resolve` gives them their positions
+    index: PositionIndex
+    problems: list[Diagnostic]  # file- and YAML-level problems, already located
+
+
+def _read(listing: Listing, directory: Path) -> Reading:
+    sources = listing.sources
     index = PositionIndex(sources)
     documents: list[LoadedDocument] = []
     findings: list[Finding] = []
-    yaml_errors: list[Diagnostic] = []
+    problems: list[Diagnostic] = list(listing.problems)
     invalid: set[tuple[str, str]] = set()
+    declared = 0
     for source in sources:
         try:
-            raws, parsed = read_documents(source)
+            read = read_documents(source)
         except YamlProblem as problem:
-            yaml_errors.append(yaml_diagnostic(source, problem))
+            problems.append(yaml_diagnostic(source, problem))
             continue
-        if parsed is not None:
-            index.remember(source.display, parsed)
-        for raw in raws:
+        index.remember(source.display, read.positioned)
+        for number, raw in enumerate(read.documents):
             if raw.data is None:
                 continue
-            loaded, problems = _validate(raw)
-            findings.extend(problems)
+            declared += 1
+            # Only what the positioned reader read can hold a value nothing can store.
+            loaded, found = _validate(raw, suspicious=number in read.positioned)
+            findings.extend(found)
             if loaded is not None:
                 documents.append(loaded)
             elif isinstance(raw.data, dict):
                 invalid.add(
                     (canonical_kind(str(raw.data.get("kind"))) or "", str(raw.data.get("name")))
                 )
-    directory = target if target.is_dir() else target.parent
-    configuration = Configuration(directory, documents, digest(sources), invalid=invalid)
-    if yaml_errors:
-        raise ConfigurationError(yaml_errors + resolve(findings, index))
-    return configuration, findings, index
+    configuration = Configuration(
+        directory,
+        documents,
+        digest(sources),
+        invalid=invalid,
+        declares_nothing=declared == 0 and not problems,
+        file_count=len(sources),
+    )
+    return Reading(configuration, findings, index, problems)
+
+
+def read_directory(directory: Path) -> Reading:
+    """Read and validate every document of a configuration directory; the rules between
+    documents are not checked here. Raises NotAConfigurationDirectory for a file."""
+    return _read(list_sources(directory), directory)
+
+
+def read_file(path: Path) -> Reading:
+    """Read and validate the documents of one file given on its own (a Job, say)."""
+    return _read(read_single_file(path), path.parent)
 
 
 def resolve(findings: list[Finding], index: PositionIndex) -> list[Diagnostic]:
+    """Findings located in their files. User text in a message is escaped here, once, so no
+    key or value can forge a line of output wherever the diagnostic is shown."""
     return [
         Diagnostic(
             "error" if f.severity == "error" else "warning",
             f.rule,
-            f.message,
+            printable(f.message),
             index.locate(f.ref, prefer_key=f.point_at_key),
-            f.suggestion,
+            printable(f.suggestion) if f.suggestion is not None else None,
         )
         for f in findings
     ]
-
-
-def load_configuration(target: Path) -> Configuration:
-    """A valid configuration, or ConfigurationError with every problem found."""
-    from reconciler.checks import check_configuration
-
-    with collector_paused():
-        configuration, findings, index = load_documents(target)
-        findings = findings + check_configuration(configuration)
-    diagnostics = resolve(findings, index)
-    if any(d.severity == "error" for d in diagnostics):
-        raise ConfigurationError(diagnostics)
-    configuration.warnings = sorted(diagnostics, key=Diagnostic.sort_key)
-    return configuration

@@ -2,161 +2,233 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
-import re
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, NamedTuple
 
 from reconciler.errors import Diagnostic, Location, PoolformError, YamlProblem
-from reconciler.loading.yaml_fast import fast_parse
-
-if TYPE_CHECKING:
-    from reconciler.loading.yaml_positions import ParsedDocument
+from schemas.text import printable
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
 SUFFIXES = (".yaml", ".yml")
+# Emacs keeps a lock on a file being edited as a dangling symbolic link named `.#NAME`.
+EDITOR_LOCK_PREFIX = ".#"
 
 
-@dataclass(frozen=True)
-class SourceRef:
-    """Where a value came from: a document in a file, and a path inside it."""
+class NotAConfigurationDirectory(PoolformError):
+    """A configuration is a directory: given a file, nothing can say what else it declares."""
+
+    def __init__(self, path: Path):
+        super().__init__(
+            f"{printable(str(path))} is a file; a configuration is a directory",
+            hint=f"give the directory that holds it ({printable(str(path.parent))}); "
+            "`poolform validate FILE` checks one file on its own",
+        )
+        self.path = path
+
+
+class NothingDeclared(PoolformError):
+    """A configuration directory that declares nothing: a plan from it would destroy every
+    recorded resource, so it is refused unless the caller asked for exactly that."""
+
+    def __init__(self, directory: Path, file_count: int):
+        shown = printable(str(directory))
+        why = (
+            f"{shown} has no *.yaml or *.yml files"
+            if file_count == 0
+            else f"the {file_count} file(s) of {shown} declare nothing (empty, only `---` or "
+            "only comments)"
+        )
+        super().__init__(
+            why,
+            hint="point poolform at the directory that holds the configuration; to remove "
+            "everything it manages, use `poolform plan --destroy` or `poolform destroy`",
+        )
+        self.directory = directory
+        self.file_count = file_count
+
+
+class SourceRef(NamedTuple):
+    """Where a value came from: a document of a file (counted from 0), and a path inside it.
+    (A tuple: one is made per document, and building a frozen dataclass costs more.)"""
 
     file: str
-    index: int
+    document: int
     path: tuple[str | int, ...] = ()
 
     def at(self, *path: str | int) -> SourceRef:
-        return SourceRef(self.file, self.index, (*self.path, *path))
+        return SourceRef(self.file, self.document, (*self.path, *path))
 
 
-@dataclass(frozen=True)
-class RawDocument:
+class RawDocument(NamedTuple):
+    """One document as read (a tuple: files hold tens of thousands)."""
+
     ref: SourceRef
     data: Any
 
 
 @dataclass(frozen=True)
 class SourceFile:
-    display: str
+    display: str  # the path as shown to the user: control characters and odd bytes escaped
     raw: bytes
+    name: str = ""  # the file's own name, as the configuration's digest records it
+    path: Path | None = None  # where it was read from
 
 
-def list_sources(target: Path) -> list[SourceFile]:
-    """A directory's own *.yaml/*.yml files (not its subdirectories'), or a single file."""
-    if not target.exists():
-        raise PoolformError(f"{target} does not exist")
-    if target.is_file():
-        paths = [target]
-    else:
-        paths = sorted(p for p in target.iterdir() if p.suffix in SUFFIXES and p.is_file())
-        if not paths:
-            raise PoolformError(
-                f"{target} has no *.yaml or *.yml files",
-                hint="point poolform at the directory that holds the configuration",
+@dataclass(frozen=True)
+class Listing:
+    """The files of a configuration, and the entries that should be files but cannot be read."""
+
+    sources: list[SourceFile]
+    problems: list[Diagnostic]
+
+
+def _unreadable(path: Path, why: str, hint: str | None = None) -> Diagnostic:
+    """An entry that should be a configuration file and cannot be read: never skipped."""
+    return Diagnostic(
+        "error",
+        "unreadable-file",
+        f"`{printable(path.name)}` {why}, so the configuration cannot be read",
+        Location(printable(str(path))),
+        hint,
+    )
+
+
+def _open_problem(path: Path, error: OSError) -> Diagnostic:
+    if error.errno == errno.ELOOP:
+        return _unreadable(path, "is a symbolic link that loops back on itself")
+    target = os.readlink(path) if path.is_symlink() else None
+    if error.errno == errno.ENOENT and target is not None:
+        return _unreadable(
+            path,
+            f"is a symbolic link to {printable(target)}, which does not exist",
+            "restore the target, or remove the link",
+        )
+    if error.errno in (errno.EACCES, errno.EPERM):
+        return _unreadable(path, "is not readable (permission denied)")
+    if error.errno == errno.ENXIO:
+        return _unreadable(path, "is a socket, not a file")
+    return _unreadable(path, f"cannot be opened ({printable(error.strerror or str(error))})")
+
+
+_NOT_A_FILE = {
+    stat.S_IFDIR: "is a directory, not a file",
+    stat.S_IFIFO: "is a FIFO (named pipe), not a file",
+    stat.S_IFSOCK: "is a socket, not a file",
+    stat.S_IFCHR: "is a device, not a file",
+    stat.S_IFBLK: "is a device, not a file",
+}
+
+
+def read_source(path: Path) -> SourceFile | Diagnostic:
+    """The bytes of one configuration file, or why they cannot be had. Never blocks: a FIFO
+    or a device is refused from its type, not read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        return _open_problem(path, exc)
+    try:
+        info = os.fstat(fd)
+        kind = stat.S_IFMT(info.st_mode)
+        if kind != stat.S_IFREG:
+            return _unreadable(path, _NOT_A_FILE.get(kind, "is not a regular file"))
+        if info.st_size > MAX_FILE_BYTES:
+            return Diagnostic(
+                "error",
+                "file-too-large",
+                f"`{printable(path.name)}` is {info.st_size} bytes; configuration files are "
+                "limited to 32 MiB",
+                Location(printable(str(path))),
             )
-    sources = []
-    for path in paths:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise PoolformError(
-                f"{path} is {size} bytes; configuration files are limited to 32 MiB"
+        chunks: list[bytes] = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        raw = b"".join(chunks)
+    except OSError as exc:
+        return _unreadable(path, f"cannot be read ({printable(exc.strerror or str(exc))})")
+    finally:
+        os.close(fd)
+    return SourceFile(printable(str(path)), raw, path.name, path)
+
+
+def _bad_name(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that were not UTF-8, kept as lone surrogates
+        return True
+    return False
+
+
+def _refuse_non_directory(directory: Path) -> None:
+    shown = printable(str(directory))
+    if directory.is_file():
+        raise NotAConfigurationDirectory(directory)
+    if directory.exists() or directory.is_symlink():
+        raise PoolformError(f"{shown} is not a directory")
+    raise PoolformError(f"{shown} does not exist")
+
+
+def list_sources(directory: Path) -> Listing:
+    """A directory's own *.yaml/*.yml entries (not its subdirectories'), read."""
+    if not directory.is_dir():
+        _refuse_non_directory(directory)
+    try:
+        names = sorted(
+            entry.name
+            for entry in os.scandir(directory)
+            if entry.name.endswith(SUFFIXES) and not entry.name.startswith(EDITOR_LOCK_PREFIX)
+        )
+    except OSError as exc:
+        raise PoolformError(
+            f"{printable(str(directory))} cannot be listed: {printable(exc.strerror or str(exc))}"
+        ) from None
+    sources: list[SourceFile] = []
+    problems: list[Diagnostic] = []
+    for name in names:
+        path = directory / name
+        if _bad_name(name):
+            problems.append(
+                Diagnostic(
+                    "error",
+                    "file-name",
+                    f"the file name `{printable(name)}` is not valid UTF-8",
+                    Location(printable(str(path))),
+                    "rename the file",
+                )
             )
-        sources.append(SourceFile(str(path), path.read_bytes()))
-    return sources
+            continue
+        found = read_source(path)
+        if isinstance(found, SourceFile):
+            sources.append(found)
+        else:
+            problems.append(found)
+    return Listing(sources, problems)
+
+
+def read_single_file(path: Path) -> Listing:
+    """One file given on its own (`validate FILE`), whatever its name."""
+    if not path.exists() and not path.is_symlink():
+        raise PoolformError(f"{printable(str(path))} does not exist")
+    found = read_source(path)
+    if isinstance(found, SourceFile):
+        return Listing([found], [])
+    return Listing([], [found])
 
 
 def digest(sources: list[SourceFile]) -> str:
     """A hash of the configuration as read: names and bytes, in order."""
     h = hashlib.sha256()
     for source in sources:
-        h.update(Path(source.display).name.encode())
+        h.update((source.name or Path(source.display).name).encode())
         h.update(b"\0")
         h.update(hashlib.sha256(source.raw).digest())
     return h.hexdigest()
 
 
-def decode(source: SourceFile) -> str:
-    try:
-        text = source.raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = source.raw[: exc.start]
-        line = before.count(b"\n") + 1
-        column = exc.start - (before.rfind(b"\n") + 1) + 1
-        raise YamlProblem(
-            f"not valid UTF-8 (byte 0x{source.raw[exc.start]:02x}); save the file as UTF-8",
-            line,
-            column,
-            "encoding",
-        ) from None
-    return text.removeprefix("\ufeff")
-
-
-_MARKER = re.compile(rb"^---(?:[ \t]|$)", re.MULTILINE)
-_CONTENT = re.compile(rb"^[ \t]*[^#\s]", re.MULTILINE)
-
-
-def _expected_documents(raw: bytes) -> int:
-    """How many documents a stream holds, counted from its `---` markers."""
-    if not raw.startswith(b"---") and b"\n---" not in raw:
-        return 1
-    first = _MARKER.search(raw)
-    if first is None:
-        return 1
-    content_before = _CONTENT.search(raw, 0, first.start()) is not None
-    return len(_MARKER.findall(raw)) + (1 if content_before else 0)
-
-
-def read_documents(source: SourceFile) -> tuple[list[RawDocument], list[ParsedDocument] | None]:
-    """The documents of one file; the positioned parse too when the slow reader was needed.
-
-    Raises YamlProblem for anything wrong at the YAML level.
-    """
-    docs = fast_parse(source.raw) if source.raw.isascii() else None
-    if docs is not None and len(docs) == _expected_documents(source.raw):
-        return [RawDocument(SourceRef(source.display, i), d) for i, d in enumerate(docs)], None
-    from reconciler.loading.yaml_positions import parse_with_positions
-
-    parsed = parse_with_positions(decode(source))
-    return [RawDocument(SourceRef(source.display, i), d.data) for i, d in enumerate(parsed)], parsed
-
-
-class PositionIndex:
-    """Turns a SourceRef into a file:line:column, parsing a file with positions only when asked."""
-
-    def __init__(self, sources: list[SourceFile]):
-        self._sources = {s.display: s for s in sources}
-        self._parsed: dict[str, list[ParsedDocument]] = {}
-
-    def remember(self, display: str, parsed: list[ParsedDocument]) -> None:
-        self._parsed[display] = parsed
-
-    def _documents(self, display: str) -> list[ParsedDocument]:
-        if display not in self._parsed:
-            from reconciler.loading.yaml_positions import parse_with_positions
-
-            try:
-                self._parsed[display] = parse_with_positions(decode(self._sources[display]))
-            except (YamlProblem, KeyError):
-                self._parsed[display] = []
-        return self._parsed[display]
-
-    def locate(self, ref: SourceRef, *, prefer_key: bool = False) -> Location:
-        docs = self._documents(ref.file)
-        if ref.index >= len(docs):
-            return Location(ref.file)
-        doc = docs[ref.index]
-        best = (doc.line, doc.column)
-        for depth in range(len(ref.path), 0, -1):
-            path = ref.path[:depth]
-            found = (doc.key_positions.get(path) if prefer_key else None) or doc.positions.get(path)
-            found = found or doc.key_positions.get(path)
-            if found:
-                best = found
-                break
-        return Location(ref.file, best[0], best[1])
-
-
 def yaml_diagnostic(source: SourceFile, problem: YamlProblem) -> Diagnostic:
     location = Location(source.display, problem.line, problem.column)
-    return Diagnostic("error", problem.rule, problem.message, location)
+    return Diagnostic("error", problem.rule, printable(problem.message), location)

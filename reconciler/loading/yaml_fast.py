@@ -4,28 +4,61 @@ About 10x faster than PyYAML's C loader on large configurations (see bench/READM
 rapidyaml does not resolve scalars by the YAML 1.2 core schema, does not reject tags, anchors or
 duplicate keys, and keeps no positions we can use. So it is only trusted when it provably agrees
 with the authoritative reader: any sign of a tag, anchor or alias in the text, any string that
-the core schema would read as null/bool/number, any duplicate key, any parse error sends the
-file to `yaml_positions` instead. It never decides that a file is wrong.
+the core schema would read as null/bool/number, any string that is not clean Unicode, any
+duplicate key, any parse error sends the file to `yaml_positions` instead. It never decides
+that a file is wrong.
 """
 
 from __future__ import annotations
 
 import json
-import os
+import math
 import re
 from typing import Any
+
+from reconciler.loading.quiet import c_stderr_silenced
+from reconciler.loading.yaml_core import FIRST_CHARACTERS, NON_STRING, WORDS
 
 # Something that could be a tag (!x), anchor (&x) or alias (*x) at a token start.
 _DECORATION = re.compile(rb"(?:^|[\s\[\{,])[!&*][^\s,\]\}]", re.MULTILINE)
 # A JSON string the core schema would have read as something else if it was a plain scalar.
-_AMBIGUOUS = re.compile(
-    r'"(?:~|null|Null|NULL|true|True|TRUE|false|False|FALSE|[-+]?[0-9][0-9]*|0o[0-7]+|0x[0-9a-fA-F]+'
-    r"|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\""
-)
-
-
+_AMBIGUOUS = re.compile(rf'"(?:{NON_STRING})"')
 # Cheap first pass: only strings that start like a core-schema scalar can be ambiguous.
-_CANDIDATE = re.compile(r'"(?=[-+~.0-9]|(?:null|Null|NULL|true|True|TRUE|false|False|FALSE)")')
+_CANDIDATE = re.compile(rf'"(?=[{FIRST_CHARACTERS}]|(?:{WORDS})")')
+# rapidyaml writes escapes such as "\ud800" as raw (invalid) UTF-8; decoded with
+# surrogateescape they become lone surrogates. The authoritative reader must see those.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+# Characters the two readers could see differently: outside YAML's printable set (controls,
+# C1 controls, U+FFFE/U+FFFF), line breaks only one of them honours (NEL, LINE and PARAGRAPH
+# SEPARATOR), or a byte-order mark inside the stream. Checked on the UTF-8 bytes.
+_ASCII_CONTROLS = bytes([*range(0x00, 0x09), 0x0B, 0x0C, *range(0x0E, 0x20), 0x7F])
+_UNCERTAIN_UTF8 = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbb\xbf|\xef\xbf[\xbe\xbf]")
+
+
+def _clean_unicode(raw: bytes) -> bool:
+    """`raw` is UTF-8 and holds only characters both readers treat alike."""
+    if len(raw.translate(None, _ASCII_CONTROLS)) != len(raw):
+        return False
+    if raw.isascii():
+        return True
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    if b"\xc2" not in raw and b"\xe2\x80" not in raw and b"\xef" not in raw:
+        return True  # the lead bytes of every uncertain character, found by memchr
+    return _UNCERTAIN_UTF8.search(raw) is None
+
+
+def _unclean(text: str) -> bool:
+    """Text the positioned reader must see: lone surrogates (rapidyaml's output for
+    escapes such as "\\ud800", read back with surrogateescape) or `\\u` escapes, which could
+    decode to anything (rapidyaml writes characters, not escapes; this is a guard)."""
+    if "\\u" in text:
+        return True
+    return not text.isascii() and _SURROGATE.search(text) is not None
 
 
 def _ambiguous(text: str) -> bool:
@@ -47,41 +80,46 @@ def _constant(name: str) -> Any:
     raise _Disagreement(name)
 
 
-def _quiet_parse(raw: bytes) -> str | None:
-    """rapidyaml writes parse errors to fd 2 itself; keep them off the user's terminal."""
+def _finite(text: str) -> float:
+    """A float that did not overflow: `1e999` is for the positioned reader to refuse."""
+    value = float(text)
+    if value in (math.inf, -math.inf):
+        raise _Disagreement("overflow")
+    return value
+
+
+def _emit_json(raw: bytes) -> str | None:
+    """rapidyaml's JSON for `raw`, or None when it cannot parse it (its complaint, printed by
+    the library on the C stderr stream, is discarded: the authoritative reader reports)."""
     import ryml
 
-    saved = os.dup(2)
-    devnull = os.open(os.devnull, os.O_WRONLY)
     try:
-        os.dup2(devnull, 2)
-        tree = ryml.parse_in_arena(raw)
-        if tree.size() == 0:
-            return None
-        return str(ryml.emit_json_malloc(tree, tree.root_id()))
+        with c_stderr_silenced():
+            tree = ryml.parse_in_arena(raw)
+            if tree.size() == 0:
+                return None
+            return str(ryml.emit_json_malloc(tree, tree.root_id()))
     except Exception:
         return None
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
 
 
 def fast_parse(raw: bytes) -> list[Any] | None:
     """The documents in `raw`, or None when the authoritative reader must decide."""
-    if b"\t" in raw or b"\r" in raw:
+    if b"\t" in raw or b"\r" in raw or not _clean_unicode(raw):
         return None
     if (b"!" in raw or b"&" in raw or b"*" in raw) and _DECORATION.search(raw):
         return None
     stripped = raw.lstrip()
     if not stripped or stripped.startswith(b"%"):
         return None
-    text = _quiet_parse(raw)
-    if text is None or _ambiguous(text):
+    text = _emit_json(raw)
+    if text is None or _ambiguous(text) or _unclean(text):
         return None
     try:
-        data = json.loads(text, object_pairs_hook=_pairs, parse_constant=_constant)
-    except (ValueError, _Disagreement):
+        data = json.loads(
+            text, object_pairs_hook=_pairs, parse_constant=_constant, parse_float=_finite
+        )
+    except (ValueError, RecursionError, _Disagreement):
         return None
     # A stream with explicit `---` markers comes back as a list of documents; a bare document
     # as the document itself. A bare top-level list is ambiguous with that: let the slow path see it.

@@ -8,7 +8,6 @@ cannot take with certainty and for files whose errors need locating.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,42 +29,11 @@ from ruamel.yaml.events import (
 from ruamel.yaml.reader import ReaderError
 
 from reconciler.errors import YamlProblem
+from reconciler.loading.yaml_core import ScalarTooLong, resolve_plain
 
 Path = tuple[str | int, ...]
 
-# YAML 1.2 core schema resolution of plain scalars.
-_NULL = re.compile(r"^(?:~|null|Null|NULL|)$")
-_TRUE = re.compile(r"^(?:true|True|TRUE)$")
-_FALSE = re.compile(r"^(?:false|False|FALSE)$")
-_INT10 = re.compile(r"^[-+]?[0-9]+$")
-_INT8 = re.compile(r"^0o[0-7]+$")
-_INT16 = re.compile(r"^0x[0-9a-fA-F]+$")
-_FLOAT = re.compile(r"^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$")
-_INF = re.compile(r"^[-+]?\.(?:inf|Inf|INF)$")
-_NAN = re.compile(r"^\.(?:nan|NaN|NAN)$")
 MAX_DEPTH = 64
-
-
-def resolve_plain(value: str) -> Any:
-    if _NULL.match(value):
-        return None
-    if _TRUE.match(value):
-        return True
-    if _FALSE.match(value):
-        return False
-    if _INT10.match(value):
-        return int(value)
-    if _INT8.match(value):
-        return int(value[2:], 8)
-    if _INT16.match(value):
-        return int(value[2:], 16)
-    if _FLOAT.match(value):
-        return float(value)
-    if _INF.match(value):
-        return float("-inf") if value.startswith("-") else float("inf")
-    if _NAN.match(value):
-        return float("nan")
-    return value
 
 
 @dataclass
@@ -85,11 +53,23 @@ def _mark(event: Event) -> tuple[int, int]:
 class _Composer:
     """Builds plain Python data from the event stream, recording positions by path."""
 
-    def __init__(self, events: Any):
+    def __init__(self, events: Any, first_line: int = 1):
         self.events = events
+        self.offset = first_line - 1
+
+    def _mark(self, event: Event) -> tuple[int, int]:
+        line, column = _mark(event)
+        return (line + self.offset, column)
 
     def next(self) -> Event:
-        return next(self.events)
+        event: Event = next(self.events)
+        return event
+
+    def resolve(self, event: ScalarEvent) -> Any:
+        try:
+            return resolve_plain(event.value)
+        except ScalarTooLong as exc:
+            raise YamlProblem(str(exc), *self._mark(event), "yaml-number") from None
 
     def documents(self) -> list[ParsedDocument]:
         docs: list[ParsedDocument] = []
@@ -101,14 +81,14 @@ class _Composer:
                 return docs
             assert isinstance(event, DocumentStartEvent)
             first = self.next()
-            doc = ParsedDocument(data=None, line=_mark(first)[0], column=_mark(first)[1])
+            doc = ParsedDocument(data=None, line=self._mark(first)[0], column=self._mark(first)[1])
             doc.data = self.node(first, (), doc)
             end = self.next()
             assert isinstance(end, DocumentEndEvent)
             docs.append(doc)
 
     def _reject_decorations(self, event: Event) -> None:
-        line, column = _mark(event)
+        line, column = self._mark(event)
         if isinstance(event, AliasEvent):
             raise YamlProblem(
                 f"aliases (*{event.anchor}) are not allowed; write the value out",
@@ -132,12 +112,12 @@ class _Composer:
         self._reject_decorations(event)
         if len(path) > MAX_DEPTH:
             raise YamlProblem(
-                f"nesting deeper than {MAX_DEPTH} levels", *_mark(event), "yaml-depth"
+                f"nesting deeper than {MAX_DEPTH} levels", *self._mark(event), "yaml-depth"
             )
-        doc.positions[path] = _mark(event)
+        doc.positions[path] = self._mark(event)
         if isinstance(event, ScalarEvent):
             if event.style is None and event.implicit[0]:
-                return resolve_plain(event.value)
+                return self.resolve(event)
             return event.value
         if isinstance(event, SequenceStartEvent):
             items: list[Any] = []
@@ -155,33 +135,35 @@ class _Composer:
                 self._reject_decorations(key_event)
                 if not isinstance(key_event, ScalarEvent):
                     raise YamlProblem(
-                        "mapping keys must be plain strings", *_mark(key_event), "yaml-key"
+                        "mapping keys must be plain strings", *self._mark(key_event), "yaml-key"
                     )
-                key = key_event.value if key_event.style else resolve_plain(key_event.value)
+                key = key_event.value if key_event.style else self.resolve(key_event)
                 if not isinstance(key, str):
                     raise YamlProblem(
                         f"mapping keys must be strings, not {'null' if key is None else type(key).__name__}"
                         f" ({key_event.value or '~'!s}); quote it if it is a name",
-                        *_mark(key_event),
+                        *self._mark(key_event),
                         "yaml-key",
                     )
                 if key in mapping:
                     first = doc.key_positions.get((*path, key), (0, 0))
                     raise YamlProblem(
                         f"duplicate key {key!r} (first defined on line {first[0]})",
-                        *_mark(key_event),
+                        *self._mark(key_event),
                         "yaml-duplicate-key",
                     )
-                doc.key_positions[(*path, key)] = _mark(key_event)
+                doc.key_positions[(*path, key)] = self._mark(key_event)
                 mapping[key] = self.node(self.next(), (*path, key), doc)
-        raise YamlProblem(f"unexpected YAML event {type(event).__name__}", *_mark(event))
+        raise YamlProblem(f"unexpected YAML event {type(event).__name__}", *self._mark(event))
 
 
-def parse_with_positions(text: str) -> list[ParsedDocument]:
-    """Every document in `text`, or a `YamlProblem` at the first thing wrong."""
+def parse_with_positions(text: str, first_line: int = 1) -> list[ParsedDocument]:
+    """Every document in `text`, or a `YamlProblem` at the first thing wrong. `first_line`:
+    where `text` starts in its file, when it is a part of one (lines are counted from it)."""
     yaml = YAML(typ="safe", pure=True)
+    offset = first_line - 1
     try:
-        return _Composer(iter(yaml.parse(text))).documents()
+        return _Composer(iter(yaml.parse(text)), first_line).documents()
     except YamlProblem:
         raise
     except MarkedYAMLError as exc:
@@ -190,14 +172,15 @@ def parse_with_positions(text: str) -> list[ParsedDocument]:
         # where it opened is what the user needs to see.
         if exc.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
             mark = exc.context_mark
-        line, column = (mark.line + 1, mark.column + 1) if mark else (0, 0)
+        line, column = (mark.line + 1 + offset, mark.column + 1) if mark else (0, 0)
         problem = exc.problem or exc.context or "invalid YAML"
         if exc.context and exc.problem:
             problem = f"{exc.problem} ({exc.context})"
         raise YamlProblem(f"invalid YAML: {problem}", line, column) from None
     except ReaderError as exc:
         before = text[: exc.position]
-        line, column = before.count("\n") + 1, exc.position - (before.rfind("\n") + 1) + 1
+        line = before.count("\n") + 1 + offset
+        column = exc.position - (before.rfind("\n") + 1) + 1
         raise YamlProblem(
             f"invalid character #x{exc.character if isinstance(exc.character, int) else ord(exc.character):04x} is not allowed in YAML",
             line,

@@ -8,9 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from providers.retry import Clock, RetryPolicy
+from reconciler.checks import load_configuration
 from reconciler.drift.refresh import Refresh, refresh_all
 from reconciler.errors import Cancelled, PoolformError
-from reconciler.loading import Configuration, load_configuration
+from reconciler.loading import Configuration, NothingDeclared
 from reconciler.plan.expand import environment_names
 from reconciler.workspace import open_provider
 from state import StateSnapshot
@@ -41,10 +42,13 @@ def environment_values(configuration: Configuration, environ: Mapping[str, str])
 
 
 def refuse_emptied(configuration: Configuration, snapshot: StateSnapshot, destroy: bool) -> None:
-    """A configuration that declares nothing while state records resources is a directory
-    emptied by mistake far more often than a wish to delete everything: that takes `destroy`."""
-    if destroy or configuration.documents or len(snapshot) == 0:
+    """A configuration that declares nothing is refused, as Terraform refuses a directory with
+    no configuration files: it is the wrong directory, or one emptied by mistake, far more often
+    than a wish to delete everything, which takes `destroy`."""
+    if destroy or configuration.documents:
         return
+    if len(snapshot) == 0:
+        raise NothingDeclared(configuration.directory, configuration.file_count)
     where = configuration.directory
     raise PoolformError(
         f"{where} declares nothing, but its state records {len(snapshot)} resource(s): "

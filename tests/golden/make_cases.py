@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reconciler.loading import load_configuration
+from reconciler.checks import load_configuration
 from reconciler.plan.expand import expand
 
 HERE = Path(__file__).resolve().parent

@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from reconciler.loading import load_configuration
+from reconciler.checks import load_configuration
 from reconciler.plan.expand import expand
 from state import ResourceRecord
 from state.sqlite import SqliteStateBackend, default_state_path

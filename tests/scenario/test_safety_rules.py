@@ -67,10 +67,11 @@ def test_an_emptied_configuration_with_recorded_resources_is_refused(
     assert recorded_addresses(quickstart) == []
 
 
-def test_an_empty_configuration_with_empty_state_plans_nothing(run, write) -> None:
+def test_an_empty_configuration_with_empty_state_is_refused_as_terraform_does(run, write) -> None:
     directory = write({"empty.yaml": ""})
     result = run("plan", directory, "--detailed-exitcode")
-    assert result.code == 0 and "No changes" in result.out
+    assert result.code == 1 and "declare nothing" in result.err
+    assert run("plan", directory, "--destroy", "--detailed-exitcode").code == 0
 
 
 def test_ctrl_c_in_the_cli_exits_130_saying_interrupted(run, quickstart: Path, monkeypatch) -> None:

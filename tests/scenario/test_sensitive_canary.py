@@ -43,7 +43,7 @@ def test_canary_appears_in_no_output_and_no_file(
     assert CANARY.encode() not in every_byte_under(directory / ".poolform")
 
     # What apply records is the salted hash; change the secret and plan still sees the change.
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
     from reconciler.plan.expand import expand
     from reconciler.workspace import secret_salt
     from state import ResourceRecord

@@ -79,7 +79,7 @@ def test_warnings_do_not_fail_validation(run, write) -> None:
 
 
 def test_a_partition_without_rules_gets_the_catch_all_rule(write) -> None:
-    from reconciler.loading import load_configuration
+    from reconciler.checks import load_configuration
     from schemas import MachinePool
 
     directory = write(
@@ -150,3 +150,113 @@ def test_a_missing_directory_is_one_clear_error(run, tmp_path: Path) -> None:
     result = run("validate", tmp_path / "nope")
     assert result.code == 1
     assert result.err.strip() == f"error: {tmp_path / 'nope'} does not exist"
+
+
+def test_plan_of_one_file_is_refused_and_touches_nothing(run, quickstart: Path) -> None:
+    one_file = quickstart / "machine-pool.yaml"
+    before = sorted(p.name for p in quickstart.iterdir())
+    result = run("plan", one_file)
+    assert result.code == 1
+    assert f"takes a configuration directory, not a file: {one_file}" in result.err
+    assert sorted(p.name for p in quickstart.iterdir()) == before
+
+
+def test_validate_still_checks_one_file_on_its_own(run) -> None:
+    job = next(EXAMPLES.rglob("jobs/*.yaml"))
+    result = run("validate", job)
+    assert result.code == 0, result.err
+    assert "valid (" in result.out
+
+
+@pytest.mark.parametrize("files", [{"a.yaml": ""}, {"a.yaml": "---\n", "b.yml": "# soon\n"}])
+def test_plan_of_a_directory_that_declares_nothing_is_refused_but_destroy_may(
+    run, write, files: dict[str, str]
+) -> None:
+    directory = write(files)
+    refused = run("plan", directory, "--no-refresh")
+    assert refused.code == 1
+    assert "declare nothing" in refused.err
+    assert "plan --destroy" in refused.err
+    assert run("plan", directory, "--destroy", "--no-refresh").code == 0
+
+
+FORGING_KEY = '"x\\n/etc/passwd:1:1: error: forged [rule]\\e[2J\\u202e::error::forged": 1\n'
+
+
+def test_validate_json_prints_every_diagnostic_as_an_object(run, write) -> None:
+    directory = write(
+        {
+            "pool.yaml": "kind: ResourcePool\nname: q\ncapacity: {gpu: lots}\n---\n"
+            "kind: MachinePool\nname: big\nmachine_types:\n  - machine_type: h200\n"
+            "    launch_templates: [{instance_type: p5e.48xlarge}]\n"
+            "    partitions: [{name: any, size: 50}]\n"
+        }
+    )
+    result = run("validate", directory, "--json")
+    assert result.code == 1
+    document = json.loads(result.out)
+    assert (document["valid"], document["error_count"], document["warning_count"]) == (
+        False,
+        1,
+        1,
+    )
+    error, warning = document["diagnostics"]
+    assert error == {
+        "file": str(directory / "pool.yaml"),
+        "line": 3,
+        "column": 17,
+        "severity": "error",
+        "rule": "invalid-value",
+        "message": error["message"],
+        "suggestion": None,
+    }
+    assert "'lots' is not a quantity" in error["message"]
+    assert (warning["severity"], warning["rule"]) == ("warning", "above-typical-quota")
+
+
+def test_validate_json_of_a_valid_configuration_and_of_a_missing_one(run, tmp_path: Path) -> None:
+    valid = run("validate", "--json", EXAMPLES / "quickstart")
+    assert valid.code == 0
+    assert json.loads(valid.out)["valid"] is True
+    missing = run("validate", "--format", "json", tmp_path / "nope")
+    assert missing.code == 1
+    (diagnostic,) = json.loads(missing.out)["diagnostics"]
+    assert diagnostic["message"] == f"{tmp_path / 'nope'} does not exist"
+
+
+def test_validate_format_github_prints_escaped_annotations(run, write) -> None:
+    directory = write(
+        {"pool.yaml": "kind: ResourcePool\nname: q\ncapacity:\n  gpu: 4\n" + FORGING_KEY}
+    )
+    result = run("validate", directory, "--format", "github")
+    assert result.code == 1
+    (line,) = result.out.splitlines()
+    prefix = f"::error file={directory / 'pool.yaml'},line=5,col=1,title=unknown-field::"
+    forged = "x\\n/etc/passwd:1:1: error: forged [rule]\\x1b[2J\\u202e::error::forged"
+    assert line == f"{prefix}unknown field `{forged}` in ResourcePool"
+    assert "\x1b" not in result.out
+
+
+@pytest.mark.parametrize("output", ["text", "json", "github"])
+def test_user_text_cannot_forge_a_line_of_output(run, write, output: str) -> None:
+    directory = write(
+        {"pool.yaml": "kind: ResourcePool\nname: q\ncapacity:\n  gpu: 4\n" + FORGING_KEY}
+    )
+    result = run("validate", directory, "--format", output)
+    shown = result.out + result.err
+    assert "\x1b" not in shown and "\u202e" not in shown
+    lines = [line for line in shown.splitlines() if "forged" in line]
+    assert len(lines) == 1 or output == "json"
+    assert not any(
+        line.startswith(("/etc/passwd", "::error::forged")) for line in shown.splitlines()
+    )
+
+
+def test_a_file_name_with_a_newline_is_shown_escaped_on_one_line(run, write) -> None:
+    directory = write(
+        {"pool\nerror: forged.yaml": "kind: ResourcePool\nname: q\ncapacity: {gpu: x}\n"}
+    )
+    result = run("validate", directory)
+    assert result.code == 1
+    (line,) = [line for line in result.err.splitlines() if "is not a quantity" in line]
+    assert line.startswith(f"{directory}/pool\\nerror: forged.yaml:3:17: error: capacity.gpu")

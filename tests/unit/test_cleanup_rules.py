@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, TAG_TOKEN, Observed
-from reconciler.loading import load_configuration
+from reconciler.checks import load_configuration
 from reconciler.plan import PlanOptions, make_plan
 from reconciler.plan.expand import expand
 from reconciler.plan.inputs import RefreshedSnapshot

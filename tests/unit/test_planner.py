@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from providers.protocol import Observed
-from reconciler.loading import Configuration, load_configuration
+from reconciler.checks import load_configuration
+from reconciler.loading import Configuration
 from reconciler.plan import Action, Plan, PlanOptions, make_plan
 from reconciler.plan.expand import expand
 from reconciler.plan.inputs import RefreshedSnapshot

@@ -111,3 +111,156 @@ def test_fast_and_authoritative_readers_never_disagree(data: dict[str, object]) 
     fast = fast_parse(text.encode())
     if fast is not None:
         assert fast == expected
+
+
+# -- the readers agree on every string: documents written the ways people (and attackers) do --
+
+_SAFE_WORDS = [
+    "a",
+    "b1",
+    "team",
+    "é",
+    "日本",
+    "x.y",
+    "x-y_z",
+    "🙂",
+    "12e",
+    "1_000",
+    "3.",
+    ".5",
+    "1e3",
+    "Yes",
+    "-7",
+    "42",
+]
+_CORE_WORDS = ["0o17", "0x1F", "+5", "007", ".nan", ".inf", "-.Inf", "~", "null", "TRUE"]
+# Mostly words both readers take, now and then one only the core schema resolves.
+_WORDS = _SAFE_WORDS * 3 + _CORE_WORDS
+_ESCAPES = [
+    "\\n",
+    "\\t",
+    "\\x41",
+    "\\u00e9",
+    "\\U0001F600",
+    "\\ud800",
+    "\\udfff",
+    "\\0",
+    "\\e",
+    "\\N",
+    "\\_",
+    "\\L",
+    "\\P",
+    '\\"',
+    "\\\\",
+    "\\/",
+    "\\a",
+    "\\x7f",
+    "\\u2028",
+]
+_TEXT = st.text(
+    st.one_of(
+        st.sampled_from("abc xyz-_.:#éß日本🙂\u00a0\u202e"),
+        st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\"'\\"),
+        st.sampled_from("\x07\x85\u2028\ufeff\t"),  # now and then, what YAML treats apart
+    ),
+    max_size=6,
+)
+_KEYS = ["a", "b1", "team", "é", "日本", "x.y", "x-y_z", "kind", "name"] * 3 + ["'0o17'", '"null"']
+
+
+def _double_quoted() -> st.SearchStrategy[str]:
+    part = st.one_of(_TEXT, _TEXT, st.sampled_from(_ESCAPES))
+    return st.lists(part, max_size=4).map(lambda parts: '"' + "".join(parts) + '"')
+
+
+def _single_quoted() -> st.SearchStrategy[str]:
+    return _TEXT.map(lambda text: "'" + text.replace("\n", " ") + "'")
+
+
+def _plain() -> st.SearchStrategy[str]:
+    return st.one_of(st.sampled_from(_WORDS), st.integers(-(10**20), 10**20).map(str))
+
+
+_SCALAR = st.one_of(_plain(), _single_quoted(), _double_quoted())
+
+
+@st.composite
+def _block(draw: st.DrawFn, indent: int, depth: int) -> str:
+    pad = " " * indent
+    if depth >= 2 or draw(st.booleans()):
+        kind = draw(st.sampled_from(["scalar", "literal", "flow-seq", "flow-map"]))
+        if kind == "scalar":
+            return " " + draw(_SCALAR) + "\n"
+        if kind == "literal":
+            lines = draw(
+                st.lists(_TEXT.map(lambda t: t.replace("\n", " ")), min_size=1, max_size=3)
+            )
+            head = draw(st.sampled_from(["|", "|-", "|+", ">", ">-", ">+"]))
+            return f" {head}\n" + "".join(f"{pad}  {line}\n" for line in lines)
+        items = draw(st.lists(_SCALAR, max_size=3))
+        if kind == "flow-seq":
+            return " [" + ", ".join(items) + "]\n"
+        return " {" + ", ".join(f"k{i}: {v}" for i, v in enumerate(items)) + "}\n"
+    keys = draw(st.lists(st.sampled_from(_KEYS), min_size=1, max_size=3, unique=True))
+    body = "\n"
+    for key in keys:
+        body += f"{pad}  {key}:" + draw(_block(indent + 2, depth + 1))
+    return body
+
+
+@st.composite
+def _documents(draw: st.DrawFn) -> str:
+    docs = []
+    for _ in range(draw(st.integers(1, 3))):
+        keys = draw(st.lists(st.sampled_from(_KEYS), min_size=1, max_size=3, unique=True))
+        docs.append("".join(f"{key}:" + draw(_block(0, 0)) for key in keys))
+    if len(docs) == 1 and draw(st.booleans()):
+        return docs[0]
+    return "".join(f"---\n{doc}" for doc in docs)
+
+
+def _typed(value: object) -> object:
+    """Equal only when the types agree too (1 is not 1.0 nor True) and NaN equals NaN."""
+    if isinstance(value, dict):
+        return {_typed(k): _typed(v) for k, v in value.items()}  # type: ignore[misc]
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if isinstance(value, float):
+        return ("float", repr(value))
+    return (type(value).__name__, value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_documents())
+def test_the_fast_reader_agrees_with_the_authoritative_one_or_declines(text: str) -> None:
+    try:
+        expected = _typed(slow(text))
+    except YamlProblem:
+        expected = None  # rejected: the fast reader must not accept it either
+    fast = fast_parse(text.encode("utf-8"))
+    if expected is None:
+        assert fast is None, (
+            f"the fast reader accepted what the authoritative one refuses: {fast!r}"
+        )
+    elif fast is not None:
+        assert _typed(fast) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a: "\\ud800"\n',  # a lone surrogate: rapidyaml writes it as invalid UTF-8
+        'a: "x\\0y"\n',  # a NUL inside a string
+        "a: x\u0085y\n",  # NEL: a line break to one reader, a character to the other
+        "a: x\u2028y\n",
+        "a: \x07\n",  # a control character YAML does not allow
+        "a: b\n\ufeffc: d\n",  # a byte-order mark inside the stream
+    ],
+)
+def test_fast_reader_steps_aside_for_text_the_readers_could_read_differently(text: str) -> None:
+    assert fast_parse(text.encode("utf-8")) is None
+
+
+def test_fast_reader_takes_clean_non_ascii_text() -> None:
+    text = "# équipe ML 🙂\nkind: ResourcePool\nname: q\ndescription: 日本のプール\n"
+    assert fast_parse(text.encode("utf-8")) == slow(text)

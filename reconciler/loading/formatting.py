@@ -1,0 +1,111 @@
+"""One canonical layout for configuration files (`poolform fmt`), comments kept.
+
+Each document is rewritten by ruamel.yaml's round-trip dumper: mappings indented by two,
+sequence dashes indented by two under their key, no line wrapping, quotes kept as written,
+LF line endings. Comment-only stretches (a file's opening comments before its first `---`,
+an empty document) are kept byte for byte.
+
+A rewrite is only ever offered when it provably changes nothing but layout: the result must
+read back, by the authoritative reader, to the same data, and keep every comment (the count of
+`#` characters is the same). Otherwise `FormatRefused` says why, and the file is left alone.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from typing import Any
+
+from reconciler.errors import YamlProblem
+from reconciler.loading.documents import read_documents, split_documents
+from reconciler.loading.sources import SourceFile
+
+
+class FormatRefused(Exception):
+    """The file cannot be rewritten safely; it is left as it is."""
+
+
+def _yaml(explicit_start: bool) -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.indent(mapping=2, sequence=4, offset=2)
+    yaml.width = 1 << 16  # never wrap long strings
+    yaml.explicit_start = explicit_start
+    return yaml
+
+
+def _has_content(text: str) -> bool:
+    """Anything but blank lines, comments and document markers (a marker's comment too)."""
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#") or stripped in ("---", "..."):
+            continue
+        if not stripped.startswith(("--- #", "---\t#")):
+            return True
+    return False
+
+
+def _dump(text: str, explicit_start: bool) -> str:
+    yaml = _yaml(explicit_start)
+    out = io.StringIO()
+    yaml.dump_all(list(yaml.load_all(text)), out)
+    return out.getvalue()
+
+
+def _format_document(text: str) -> str:
+    """One document's text (its `---` line included, if any) in the canonical layout."""
+    if not _has_content(text):
+        return text
+    first, newline, rest = text.partition("\n")
+    marker = first.rstrip()
+    if marker == "---" or marker.startswith("--- #"):
+        # The marker line (and its comment) kept as written; the body laid out.
+        return marker + newline + _dump(rest, explicit_start=False)
+    return _dump(text, explicit_start=text.startswith("---"))
+
+
+def _typed(value: Any) -> Any:
+    """Comparable data: types matter (1 is not 1.0 nor True) and NaN equals NaN."""
+    if isinstance(value, dict):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    if isinstance(value, float):
+        return ("float", "nan" if math.isnan(value) else value)
+    return (type(value).__name__, value)
+
+
+def _data(text: str) -> list[Any]:
+    """What `text` declares, read as validate reads it (tags, anchors, duplicate keys refused)."""
+    found = read_documents(SourceFile("-", text.encode("utf-8")))
+    return [_typed(document.data) for document in found.documents]
+
+
+def format_text(text: str) -> str:
+    """`text` in the canonical layout. Raises YamlProblem when it does not parse, and
+    FormatRefused when a rewrite would change more than layout."""
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    before = _data(text)  # YamlProblem: not touched
+    raw = text.encode("utf-8")
+    parts = split_documents(raw)
+    try:
+        if parts is None or not parts:
+            formatted = _format_document(text) if _has_content(text) else text
+        else:
+            # Comments before the first document stay as written.
+            formatted = raw[: parts[0].start].decode("utf-8") + "".join(
+                _format_document(raw[part.start : part.end].decode("utf-8")) for part in parts
+            )
+    except Exception as exc:  # ruamel refusing what the authoritative reader took
+        raise FormatRefused(f"the round-trip writer cannot lay it out ({exc})") from None
+    if formatted.count("#") != text.count("#"):
+        raise FormatRefused("laying it out would lose a comment")
+    try:
+        after = _data(formatted)
+    except YamlProblem as problem:
+        raise FormatRefused(f"the laid-out text would not read back ({problem.message})") from None
+    if after != before:
+        raise FormatRefused("laying it out would change what it declares")
+    return formatted
