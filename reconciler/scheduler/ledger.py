@@ -1,0 +1,164 @@
+"""The usage ledger of one cycle: what every pool and policy holds, updated as the cycle admits.
+
+Built from the jobs holding capacity (admitted, running, and stopping ones: a preempted job's
+capacity stays counted until its process has exited). `check` says whether a route fits now
+and, if not, why, per key.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from reconciler.scheduler.amounts import WORKER, Amounts
+from reconciler.scheduler.model import AppliedConfig, Holding, Route
+
+Usage = dict[str, dict[str, int]]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a route does not fit now. `level`: where the first binding limit is ("reserved",
+    "limit", "pool", "overcommitted"); `deficit`: units missing per key at that level."""
+
+    level: str
+    deficit: tuple[tuple[str, int], ...]
+
+    @property
+    def keys(self) -> set[str]:
+        return {k for k, _ in self.deficit}
+
+
+def _usage() -> Usage:
+    return defaultdict(lambda: defaultdict(int))
+
+
+class Ledger:
+    def __init__(self, config: AppliedConfig, holding: tuple[Holding, ...]):
+        self.config = config
+        self.pool_used: Usage = _usage()
+        self.policy_used: Usage = _usage()
+        self.np_used: Usage = _usage()
+        self.claimed: Usage = _usage()
+        self.claimant: dict[str, int] = {}
+        self.busy_workers: dict[str, set[str]] = defaultdict(set)
+        self.admitted_now: dict[str, list[int]] = defaultdict(list)
+        for job in holding:
+            self._take(job.pool, job.policy, job.amounts, not job.preemptible, job.worker)
+        # As of the snapshot: who borrows is judged on this, so the cycle's own admissions
+        # never turn a running job into a victim.
+        self.policy_start = {p: dict(keys) for p, keys in self.policy_used.items()}
+        self.pool_start = {p: dict(keys) for p, keys in self.pool_used.items()}
+
+    # -- changes ---------------------------------------------------------------------------------
+
+    def _take(self, pool: str, policy: str, amounts: Amounts, np: bool, worker: str | None) -> None:
+        pool_used, policy_used = self.pool_used[pool], self.policy_used[policy]
+        np_used = self.np_used[policy] if np else None
+        for key, value in amounts:
+            pool_used[key] += value
+            policy_used[key] += value
+            if np_used is not None:
+                np_used[key] += value
+        if worker is not None:
+            self.busy_workers[pool].add(worker)
+
+    def admit(self, job: int, route: Route, np: bool) -> str | None:
+        """Account the job on the route; returns the worker it gets on a worker pool."""
+        worker = self.free_worker(route.pool)
+        self._take(route.pool, route.policy, route.demand, np, worker)
+        self.admitted_now[route.pool].append(job)
+        return worker
+
+    def hold(self, job: int, route: Route) -> None:
+        """Keep what is free of the route's demand for a preemptor whose victims are exiting,
+        so nobody else takes the capacity they release (the claim)."""
+        pool = self.config.pools[route.pool]
+        used = self.pool_used[route.pool]
+        for key, need in route.demand:
+            capacity = pool.capacity.get(key)
+            if capacity is None:
+                continue
+            held = min(max(capacity - used[key], 0), need)
+            if held:
+                used[key] += held
+                self.claimed[route.pool][key] += held
+                self.claimant.setdefault(route.pool, job)
+
+    # -- questions -------------------------------------------------------------------------------
+
+    def free_worker(self, pool_name: str) -> str | None:
+        pool = self.config.pools[pool_name]
+        if pool.kind != "worker":
+            return None
+        busy = self.busy_workers[pool_name]
+        return next((w.id for w in pool.workers if w.id not in busy), None)
+
+    def check(
+        self,
+        route: Route,
+        np: bool,
+        removed_pool: dict[str, int] | None = None,
+        removed_policy: dict[str, int] | None = None,
+    ) -> Failure | None:
+        """None when the route fits now (after taking away `removed_*`, the usage of would-be
+        victims); else the first level that binds and the deficit per key there."""
+        pool = self.config.pools[route.pool]
+        policy = self.config.policies[route.policy]
+        pool_used, policy_used = self.pool_used[route.pool], self.policy_used[route.policy]
+        over: list[tuple[str, int]] = []
+        limited: list[tuple[str, int]] = []
+        reserved: list[tuple[str, int]] = []
+        overcommitted: list[tuple[str, int]] = []
+        for key, need in route.demand:
+            capacity = pool.capacity.get(key, 0)
+            used = pool_used[key] - (removed_pool.get(key, 0) if removed_pool else 0)
+            if used > capacity and not removed_pool:
+                overcommitted.append((key, used - capacity))
+            elif used + need > capacity:
+                over.append((key, used + need - capacity))
+            limit = None if policy.limit is None else policy.limit.get(key)
+            if limit is not None:
+                mine = policy_used[key] - (removed_policy.get(key, 0) if removed_policy else 0)
+                if mine + need > limit:
+                    limited.append((key, mine + need - limit))
+            if np:
+                guaranteed = policy.reserved.get(key, 0)
+                if self.np_used[route.policy][key] + need > guaranteed:
+                    reserved.append((key, self.np_used[route.policy][key] + need - guaranteed))
+        if reserved:
+            return Failure("reserved", tuple(reserved))
+        if limited:
+            return Failure("limit", tuple(limited))
+        if overcommitted:
+            return Failure("overcommitted", tuple(overcommitted))
+        if over:
+            return Failure("pool", tuple(over))
+        if pool.kind == "worker" and removed_pool is None and self.free_worker(route.pool) is None:
+            return Failure("pool", ((WORKER, 0),))
+        return None
+
+    def held_for(self, route: Route) -> bool:
+        """Whether the route would fit but for capacity held for a preemptor."""
+        held = self.claimed.get(route.pool)
+        if not held:
+            return False
+        return self.check(route, False, removed_pool=dict(held)) is None
+
+    def fit_at_start(self, route: Route) -> bool:
+        """Whether the route fit the pool before this cycle's admissions took capacity."""
+        pool = self.config.pools[route.pool]
+        start = self.pool_start.get(route.pool, {})
+        return all(start.get(k, 0) + need <= pool.capacity.get(k, 0) for k, need in route.demand)
+
+    def borrowing(self, policy: str, keys: set[str]) -> bool:
+        """Whether a policy used more than it reserved, on one of `keys`, as of the snapshot."""
+        reserved = self.config.policies[policy].reserved
+        used = self.policy_start.get(policy, {})
+        return any(used.get(k, 0) > reserved.get(k, 0) for k in keys)
+
+    def within_reservation(self, route: Route) -> bool:
+        """Whether the route's policy would stay inside its reservation with the job added."""
+        policy = self.config.policies[route.policy]
+        used = self.policy_used[route.policy]
+        return all(used[k] + need <= policy.reserved.get(k, 0) for k, need in route.demand)
