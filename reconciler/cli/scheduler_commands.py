@@ -21,9 +21,7 @@ from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
     from reconciler.scheduler.context import SchedulerContext
-    from reconciler.scheduler.jobs import JobDetail
     from reconciler.scheduler.loop import CycleReport
-    from reconciler.scheduler.pools import PoolStatus
     from reconciler.scheduler.store import JobRecord
     from state import StateSnapshot
 
@@ -82,11 +80,15 @@ def _echo_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True))
 
 
+def _lines(lines: list[str]) -> None:
+    for line in lines:
+        click.echo(line)
+
+
 def _ids(jobs: list[JobRecord]) -> str:
-    ids = [j.id for j in jobs]
-    if len(ids) > 2 and ids == list(range(ids[0], ids[-1] + 1)):
-        return f"{ids[0]}-{ids[-1]}"
-    return ", ".join(map(str, ids))
+    from reconciler.scheduler.text import id_range
+
+    return id_range(jobs)
 
 
 # -- jobs ------------------------------------------------------------------------------------
@@ -161,30 +163,9 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
     if as_json:
         _echo_json(list_json(found))
         return
-    rows = [("ID", "NAME", "RANK", "STATUS", "POOL", "PRIO", "WORKER", "REASON")]
-    for job in found:
-        why = job.reason.message if job.reason is not None else ""
-        code = "" if job.exit_code is None else f" (exit {job.exit_code})"
-        rows.append(
-            (
-                str(job.id),
-                job.name,
-                str(job.rank),
-                job.status.value + code,
-                job.pool or "-",
-                "-" if job.priority is None else str(job.priority),
-                job.worker or "-",
-                why,
-            )
-        )
-    _table(rows)
+    from reconciler.scheduler.text import jobs_table
 
-
-def _table(rows: list[tuple[str, ...]]) -> None:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
-    for row in rows:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        click.echo("  ".join([*cells, row[-1]]).rstrip())
+    _lines(jobs_table(found))
 
 
 @jobs.command("show")
@@ -203,41 +184,10 @@ def jobs_show(job_id: int, as_json: bool, directory: Path) -> None:
         ctx.close()
     if as_json:
         _echo_json(detail_json(detail))
-    else:
-        _show_text(detail)
+        return
+    from reconciler.scheduler.text import job_story
 
-
-def _show_text(detail: JobDetail) -> None:
-    from reconciler.scheduler.explain import label
-    from reconciler.scheduler.views import iso
-
-    job = detail.job
-    click.echo(f"Job {job.id}: {job.name} (rank {job.rank} of {job.num_jobs})")
-    click.echo(f"  status     {job.status.value}")
-    if job.reason is not None:
-        click.echo(f"  reason     {job.reason.code.value}: {job.reason.message}")
-    where = job.pool or "-"
-    if job.worker:
-        where += f", worker {job.worker}"
-    click.echo(f"  pool       {where}")
-    if job.policy and not job.policy.endswith("/*"):
-        click.echo(f"  policy     {job.policy} (subject {job.subject})")
-    kind = "preemptible" if job.request.preemptible else "non-preemptible"
-    click.echo(
-        f"  priority   {job.priority if job.priority is not None else '-'}, {kind}, "
-        f"{job.retries_left} of {job.retries} retries left"
-    )
-    if job.exit_code is not None:
-        click.echo(f"  exit code  {job.exit_code}")
-    if detail.unroutable is not None:
-        click.echo(f"  no route   {detail.unroutable.message}")
-    if detail.candidates:
-        click.echo("Candidate pools:")
-        for line in detail.candidates:
-            click.echo(f"  {label(line)}: {line.text}")
-    click.echo("History:")
-    for event in detail.events:
-        click.echo(f"  {iso(event.time)}  {event.status.value:<9}  {event.message}")
+    _lines(job_story(detail))
 
 
 @jobs.command("cancel")
@@ -312,39 +262,11 @@ def pools_status(name: str | None, as_json: bool, directory: Path) -> None:
         return
     if not found:
         click.echo("No pools are applied yet (poolform apply first).")
+    from reconciler.scheduler.text import pool_usage
+
     bars = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
     for pool in found:
-        _pool_text(pool, bars)
-
-
-def _bar(used: int, capacity: int, width: int = 20) -> str:
-    if capacity <= 0:
-        return ""
-    filled = min(width, round(width * used / capacity))
-    return "[" + "#" * filled + "." * (width - filled) + "]"
-
-
-def _pool_text(pool: PoolStatus, bars: bool) -> None:
-    from reconciler.scheduler.amounts import show, show_all
-
-    click.echo(f"{pool.name} ({pool.kind} pool): {pool.running} running, {pool.queued} queued")
-    rows = [("  KEY", "CAPACITY", "RESERVED", "USED", "BORROWED", "QUEUED", "")]
-    for k in pool.keys:
-        amount = [
-            show(k.key, v).split(" ", 1)[1]
-            for v in (k.capacity, k.reserved, k.used, k.borrowed, k.queued)
-        ]
-        rows.append((f"  {k.key}", *amount, _bar(k.used, k.capacity) if bars else ""))
-    _table(rows)
-    for share in pool.policies:
-        limit = "none" if share.limit is None else show_all(share.limit)
-        click.echo(
-            f"  policy {share.name} ({share.subject}, priority {share.priority}): "
-            f"reserved {show_all(share.reserved)}; limit {limit}; "
-            f"using {show_all(share.used)}"
-        )
-    for worker, job in pool.workers:
-        click.echo(f"  worker {worker}: {'job ' + str(job) if job else 'free'}")
+        _lines(pool_usage(pool, bars))
 
 
 # -- scheduler -------------------------------------------------------------------------------
@@ -412,20 +334,7 @@ def scheduler_run(once: bool, interval: float, grace: str, directory: Path) -> N
 
 
 def _report(report: CycleReport, always: bool) -> None:
-    if not (report.eventful or always):
-        return
-    parts = []
-    if report.serial_moved:
-        parts.append(f"applied configuration changed (state serial {report.serial})")
-    for label, ids in (
-        ("admitted", report.admitted),
-        ("preempting", report.preempted),
-        ("rejected", report.rejected),
-        ("killed", report.killed),
-    ):
-        if ids:
-            parts.append(f"{label} {', '.join(map(str, ids))}")
-    if report.ended:
-        parts.append("ended " + ", ".join(f"{i} ({s.value})" for i, s in report.ended))
-    parts.append(f"{report.queued} queued, {report.running} holding capacity")
-    click.echo(f"cycle {report.cycle}: " + "; ".join(parts))
+    from reconciler.scheduler.text import cycle_line
+
+    if report.eventful or always:
+        click.echo(cycle_line(report))
