@@ -42,7 +42,7 @@ class Ledger:
         self.claimed: Usage = _usage()
         self.claimant: dict[str, int] = {}
         self.busy_workers: dict[str, set[str]] = defaultdict(set)
-        self.admitted_now: dict[str, list[int]] = defaultdict(list)
+        self.admitted_now: dict[str, list[tuple[int, int]]] = defaultdict(list)  # (job, priority)
         for job in holding:
             self._take(job.pool, job.policy, job.amounts, not job.preemptible, job.worker)
         # As of the snapshot: who borrows is judged on this, so the cycle's own admissions
@@ -67,7 +67,7 @@ class Ledger:
         """Account the job on the route; returns the worker it gets on a worker pool."""
         worker = self.free_worker(route.pool)
         self._take(route.pool, route.policy, route.demand, np, worker)
-        self.admitted_now[route.pool].append(job)
+        self.admitted_now[route.pool].append((job, route.priority))
         return worker
 
     def hold(self, job: int, route: Route) -> None:

@@ -60,7 +60,7 @@ TEXT: dict[ReasonCode, str] = {
     ),
     ReasonCode.BLOCKED_BY_HIGHER_PRIORITY: (
         "capacity in pool {pool} went to higher-priority job(s) {jobs} this cycle "
-        "(short of {deficit})"
+        "(now short of {deficit})"
     ),
     ReasonCode.RESERVED_FOR_PREEMPTOR: (
         "capacity in pool {pool} is held for job {preemptor}, which preempted others to get it "

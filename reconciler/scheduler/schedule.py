@@ -117,7 +117,7 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
         serial=config.serial,
         admits=tuple(admits),
         preempts=tuple(preempts),
-        rejects=tuple(rejects),
+        rejects=tuple(sorted(rejects, key=lambda r: r.job)),
         reasons=reasons,
         claims=claims,
     )
@@ -138,7 +138,7 @@ def _preempt(
         memo = (route, np, job.batch)
         if memo in hopeless:
             continue
-        admitted_now = set(ledger.admitted_now.get(route.pool, ()))
+        admitted_now = {job for job, _ in ledger.admitted_now.get(route.pool, ())}
         candidates = [
             h
             for h in on_pool.get(route.pool, ())
@@ -174,8 +174,8 @@ def _explain(route: Route, failure: Failure, ledger: Ledger) -> Reason:
             preemptor=ledger.claimant.get(route.pool, "?"),
             deficit=deficit,
         )
-    if ledger.fit_at_start(route) and ledger.admitted_now.get(route.pool):
-        ahead = ledger.admitted_now[route.pool]
+    ahead = [j for j, p in ledger.admitted_now.get(route.pool, ()) if p > route.priority]
+    if ahead and ledger.fit_at_start(route):
         shown = [str(i) for i in ahead[:3]] + ([f"{len(ahead) - 3} more"] if len(ahead) > 3 else [])
         return reason(
             ReasonCode.BLOCKED_BY_HIGHER_PRIORITY, pool=route.pool, jobs=shown, deficit=deficit
