@@ -114,7 +114,9 @@ def holding(
     )  # fmt: skip
 
 
-def snapshot(cfg: AppliedConfig, queue: list[Queued], held: list[Holding] | None = None) -> Snapshot:
+def snapshot(
+    cfg: AppliedConfig, queue: list[Queued], held: list[Holding] | None = None
+) -> Snapshot:
     return Snapshot(cfg, tuple(queue), tuple(held or ()), cycle=1, claim_ttl=60.0)
 
 

@@ -235,7 +235,9 @@ def test_jobs_no_route_could_ever_run_are_rejected_with_the_closest_route(
 
 
 def test_a_gpu_job_on_a_cpu_pool_names_the_shortfall_and_where_it_could_run() -> None:
-    cfg = config(machine_pools={"gpus": {"v100": ("p3dn.24xlarge", 1)}, "cpus": {"c": ("m5.large", 4)}})
+    cfg = config(
+        machine_pools={"gpus": {"v100": ("p3dn.24xlarge", 1)}, "cpus": {"c": ("m5.large", 4)}}
+    )
     decisions = schedule(snapshot(cfg, [queued(1, pool="cpus", gpu=8)]), 1)
     why = decisions.rejects[0].reason
     assert why.detail["shortfall"] == {"gpu": 8000}
