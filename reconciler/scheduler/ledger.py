@@ -41,10 +41,13 @@ class Ledger:
         self.np_used: Usage = _usage()
         self.claimed: Usage = _usage()
         self.claimant: dict[str, int] = {}
+        self.leaving: Usage = _usage()  # per policy: held by jobs being stopped
         self.busy_workers: dict[str, set[str]] = defaultdict(set)
         self.admitted_now: dict[str, list[tuple[int, int]]] = defaultdict(list)  # (job, priority)
         for job in holding:
             self._take(job.pool, job.policy, job.amounts, not job.preemptible, job.worker)
+            if job.stopping:
+                self.leave(job)
         # As of the snapshot: who borrows is judged on this, so the cycle's own admissions
         # never turn a running job into a victim.
         self.policy_start = {p: dict(keys) for p, keys in self.policy_used.items()}
@@ -69,6 +72,13 @@ class Ledger:
         self._take(route.pool, route.policy, route.demand, np, worker)
         self.admitted_now[route.pool].append((job, route.priority))
         return worker
+
+    def leave(self, job: Holding) -> None:
+        """A job chosen as a victim (or being stopped): still counted until it exits, but no
+        longer part of what its policy borrows."""
+        leaving = self.leaving[job.policy]
+        for key, value in job.amounts:
+            leaving[key] += value
 
     def hold(self, job: int, route: Route) -> None:
         """Keep what is free of the route's demand for a preemptor whose victims are exiting,
@@ -151,11 +161,16 @@ class Ledger:
         start = self.pool_start.get(route.pool, {})
         return all(start.get(k, 0) + need <= pool.capacity.get(k, 0) for k, need in route.demand)
 
-    def borrowing(self, policy: str, keys: set[str]) -> bool:
-        """Whether a policy used more than it reserved, on one of `keys`, as of the snapshot."""
-        reserved = self.config.policies[policy].reserved
-        used = self.policy_start.get(policy, {})
-        return any(used.get(k, 0) > reserved.get(k, 0) for k in keys)
+    def borrowing(self, policy: str, keys: set[str], minus: dict[str, int] | None = None) -> bool:
+        """Whether a policy uses more than it reserved on one of `keys`: as of the snapshot,
+        without what its jobs being stopped hold, nor `minus` (victims already taken)."""
+        known = self.config.policies.get(policy)
+        reserved = known.reserved if known is not None else {}
+        used, leaving = self.policy_start.get(policy, {}), self.leaving.get(policy, {})
+        return any(
+            used.get(k, 0) - leaving.get(k, 0) - (minus or {}).get(k, 0) > reserved.get(k, 0)
+            for k in keys
+        )
 
     def within_reservation(self, route: Route) -> bool:
         """Whether the route's policy would stay inside its reservation with the job added."""

@@ -4,9 +4,10 @@ Who may be a victim (ZenML's rules, Kueue's order):
 - only preemptible jobs, not already stopping, not admitted in this cycle, not of the waiter's
   own batch (a job's ranks never preempt each other);
 - of the waiter's own policy: only strictly lower priority, and only if the policy may preempt;
-- of another policy: only while that policy borrows (uses more than it reserved, on a key both
-  jobs need) and either the waiter takes back its own reservation (reclaim, any priority) or
-  the victim has strictly lower priority and the waiter's policy may preempt.
+- of another policy: either the waiter takes back its own reservation (reclaim, any priority)
+  or the victim has strictly lower priority and the waiter's policy may preempt; and only
+  while that policy still borrows (uses more than it reserved, on a key both jobs need) once
+  the victims taken before it, and the jobs already being stopped, are gone.
 Candidates are taken borrowers first, then lowest priority, then most recently admitted, then
 highest id, until the waiter fits; then each is put back, last first, if the waiter still fits
 without it. Since usage only shrinks as victims are added, a set from which no single victim
@@ -28,10 +29,10 @@ class Victims:
     why: str  # "reclaim" or "priority"
 
 
-def legal(
-    ledger: Ledger, route: Route, waiter_batch: int, candidate: Holding, reclaim: bool
-) -> str | None:
-    """Why `candidate` may be preempted for a waiter on `route` ("reclaim"/"priority"), or None."""
+def eligible(ledger: Ledger, route: Route, waiter_batch: int, candidate: Holding) -> str | None:
+    """Why `candidate` may be a victim for a waiter on `route` ("reclaim" or "priority"),
+    before the borrowing check, or None. Another policy's jobs also need that policy to be
+    borrowing when they are taken (checked as victims are taken)."""
     if (
         not candidate.preemptible
         or candidate.stopping
@@ -40,15 +41,12 @@ def legal(
     ):
         return None
     may_preempt = ledger.config.policies[route.policy].may_preempt
-    lower = candidate.priority < route.priority
+    lower = candidate.priority < route.priority and may_preempt
     if candidate.policy == route.policy:
-        return "priority" if lower and may_preempt else None
-    contended = {k for k, _ in candidate.amounts} & {k for k, _ in route.demand}
-    if not ledger.borrowing(candidate.policy, contended):
-        return None
-    if reclaim:
+        return "priority" if lower else None
+    if ledger.within_reservation(route):
         return "reclaim"
-    return "priority" if lower and may_preempt else None
+    return "priority" if lower else None
 
 
 def _order(route: Route, job: Holding) -> tuple[int, int, float, int]:
@@ -63,10 +61,9 @@ def find_victims(
     holding: Iterable[Holding],
 ) -> Victims | None:
     """The minimal victim set for the waiter on `route`, or None when none exists."""
-    reclaim = ledger.within_reservation(route)
     ranked: list[tuple[Holding, str]] = []
     for job in holding:
-        why = legal(ledger, route, waiter_batch, job, reclaim)
+        why = eligible(ledger, route, waiter_batch, job)
         if why is not None:
             ranked.append((job, why))
     if not ranked:
@@ -81,8 +78,19 @@ def find_victims(
             if job.policy == route.policy:
                 removed_policy[key] = removed_policy.get(key, 0) + sign * value
 
+    demand = {k for k, _ in route.demand}
+    taken: dict[str, dict[str, int]] = {}  # per other policy: what its victims so far hold
     chosen: list[tuple[Holding, str]] = []
     for job, why in ranked:
+        if job.policy != route.policy:
+            # Only while it borrows: taking more would push it under its reservation, and
+            # its jobs could then take the capacity back (preemption back and forth).
+            contended = demand & {k for k, _ in job.amounts}
+            mine = taken.setdefault(job.policy, {})
+            if not ledger.borrowing(job.policy, contended, mine):
+                continue
+            for key, value in job.amounts:
+                mine[key] = mine.get(key, 0) + value
         change(job, +1)
         chosen.append((job, why))
         if ledger.check(route, np, removed_pool, removed_policy) is None:

@@ -89,8 +89,8 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
         else:
             victims = outstanding.get(job.id)
             if victims and claimant(job):
-                route = failures[0][0]
-                ledger.hold(job.id, route)
+                route, failure = failures[0]
+                _hold(ledger, job.id, route, failure)
                 reasons[job.id] = reason(
                     ReasonCode.WAITING_FOR_VICTIMS, victims=sorted(victims), pool=route.pool
                 )
@@ -99,8 +99,8 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
             if preempted is not None:
                 preempts.append(preempted)
                 claims[job.id] = now + snapshot.claim_ttl
-                route = next(r for r, _ in failures if r.pool == preempted.pool)
-                ledger.hold(job.id, route)
+                route, failure = next(f for f in failures if f[0].pool == preempted.pool)
+                _hold(ledger, job.id, route, failure)
                 reasons[job.id] = reason(
                     ReasonCode.WAITING_FOR_VICTIMS,
                     victims=list(preempted.victims),
@@ -111,7 +111,7 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
             route, failure = failures[0]
             reasons[job.id] = _explain(route, failure, ledger)
             if claimant(job):
-                ledger.hold(job.id, route)
+                _hold(ledger, job.id, route, failure)
     return Decisions(
         cycle=snapshot.cycle,
         serial=config.serial,
@@ -121,6 +121,13 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
         reasons=reasons,
         claims=claims,
     )
+
+
+def _hold(ledger: Ledger, job: int, route: Route, failure: Failure) -> None:
+    """Hold free capacity for a claimant only when capacity is what it lacks: a claimant
+    stopped by its own policy's limit or reservation could not use it, and others could."""
+    if failure.level == "pool":
+        ledger.hold(job, route)
 
 
 def _preempt(
@@ -149,6 +156,8 @@ def _preempt(
             hopeless.add(memo)
             continue
         chosen.update(v.id for v in found.jobs)
+        for victim in found.jobs:
+            ledger.leave(victim)
         return Preempt(job.id, tuple(sorted(v.id for v in found.jobs)), route.pool, found.why)
     return None
 
