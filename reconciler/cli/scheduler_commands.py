@@ -33,10 +33,23 @@ def dir_option(function: Callable[..., Any]) -> Callable[..., Any]:
         "--dir",
         "directory",
         type=click.Path(path_type=Path, file_okay=False),
-        default=".",
-        show_default=True,
-        help="The configuration directory (its applied state is what jobs run on).",
+        default=None,
+        help="The configuration directory whose applied state jobs run on (default: the "
+        "nearest one with a .poolform/ directory, from the job file's or this directory up).",
     )(function)
+
+
+def _configuration_dir(directory: Path | None, near: Path | None = None) -> Path:
+    """--dir, or the nearest directory holding poolform state, from the job file's directory
+    (then the current one) upwards; the current directory when there is none."""
+    if directory is not None:
+        return directory
+    starts = ([near.resolve().parent] if near is not None else []) + [Path.cwd()]
+    for start in starts:
+        for candidate in (start, *start.parents):
+            if (candidate / ".poolform").is_dir():
+                return candidate
+    return Path(".")
 
 
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -54,14 +67,14 @@ def _duration(text: str) -> float:
         raise click.BadParameter(str(error)) from None
 
 
-def _context(directory: Path) -> SchedulerContext:
+def _context(directory: Path | None, near: Path | None = None) -> SchedulerContext:
     """The scheduler's store and executor beside the configuration's state, reading state
     through one consistent read per call (no lock, no serial change)."""
     from reconciler.loading import load_configuration
     from reconciler.scheduler.context import open_context
     from reconciler.workspace import open_state, state_path
 
-    configuration = load_configuration(directory)
+    configuration = load_configuration(_configuration_dir(directory, near))
     path = state_path(configuration)
 
     def read_state() -> StateSnapshot | None:
@@ -116,14 +129,14 @@ def jobs_submit(
     priority: int | None,
     preemptible: bool | None,
     as_json: bool,
-    directory: Path,
+    directory: Path | None,
 ) -> None:
     """Queue a job (no running scheduler needed); exit 1 if no pool could ever run it."""
     from reconciler.scheduler import jobs as usecases
     from reconciler.scheduler.jobfile import Overrides
     from reconciler.scheduler.views import submitted_json
 
-    ctx = _context(directory)
+    ctx = _context(directory, near=job_file)
     try:
         overrides = Overrides(pool, subject, num_jobs, priority, preemptible)
         result = usecases.submit(ctx, job_file, overrides)
@@ -149,7 +162,7 @@ def jobs_submit(
 @click.option("--status", type=click.Choice(STATUSES), help="Only jobs with this status.")
 @json_option
 @dir_option
-def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Path) -> None:
+def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Path | None) -> None:
     """Every job, oldest first, with its status and why it waits."""
     from reconciler.scheduler import jobs as usecases
     from reconciler.scheduler.model import Status
@@ -172,7 +185,7 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
 @click.argument("job_id", type=int)
 @json_option
 @dir_option
-def jobs_show(job_id: int, as_json: bool, directory: Path) -> None:
+def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
     """A job, why it is not running (one line per candidate pool), and its history."""
     from reconciler.scheduler import jobs as usecases
     from reconciler.scheduler.views import detail_json
@@ -195,7 +208,9 @@ def jobs_show(job_id: int, as_json: bool, directory: Path) -> None:
 @click.option("--pool", help="Cancel every queued and running job of this pool.")
 @click.option("--grace", default="30s", show_default=True, help="SIGTERM, then SIGKILL after.")
 @dir_option
-def jobs_cancel(job_ids: tuple[int, ...], pool: str | None, grace: str, directory: Path) -> None:
+def jobs_cancel(
+    job_ids: tuple[int, ...], pool: str | None, grace: str, directory: Path | None
+) -> None:
     """Cancel jobs: queued ones at once; running ones get SIGTERM, then SIGKILL after --grace."""
     from reconciler.scheduler import jobs as usecases
 
@@ -223,7 +238,7 @@ def jobs_cancel(job_ids: tuple[int, ...], pool: str | None, grace: str, director
 @click.argument("job_id", type=int)
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
 @dir_option
-def jobs_logs(job_id: int, follow: bool, directory: Path) -> None:
+def jobs_logs(job_id: int, follow: bool, directory: Path | None) -> None:
     """A job's output (every attempt), as captured in its log file."""
     from reconciler.scheduler import jobs as usecases
 
@@ -247,7 +262,7 @@ def pools() -> None:
 @click.argument("name", required=False)
 @json_option
 @dir_option
-def pools_status(name: str | None, as_json: bool, directory: Path) -> None:
+def pools_status(name: str | None, as_json: bool, directory: Path | None) -> None:
     """Per pool and key: capacity, reserved, used, borrowed, queued demand; per policy its share."""
     from reconciler.scheduler.pools import pools_status as usecase
     from reconciler.scheduler.views import pools_json
@@ -293,7 +308,7 @@ def scheduler() -> None:
     help="Between SIGTERM and SIGKILL when preempting or cancelling.",
 )
 @dir_option
-def scheduler_run(once: bool, interval: float, grace: str, directory: Path) -> None:
+def scheduler_run(once: bool, interval: float, grace: str, directory: Path | None) -> None:
     """Watch the applied pools and the queue; admit, start and preempt jobs. Stop with Ctrl-C
     or SIGTERM: running jobs keep running, and the next run finds them."""
     from reconciler.scheduler.loop import LoopSettings
@@ -315,7 +330,7 @@ def scheduler_run(once: bool, interval: float, grace: str, directory: Path) -> N
     try:
         if not once:
             click.echo(
-                f"scheduler: watching {directory} every {interval:g}s "
+                f"scheduler: watching {ctx.state_dir.parent} every {interval:g}s "
                 "(Ctrl-C stops it; running jobs keep running)"
             )
         run_scheduler(

@@ -149,7 +149,7 @@ def reference(inst: dict[str, object]) -> tuple[list[int], list[frozenset[int]],
     return [j["id"] for j in candidates], sets, fits(in_turn)
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
 @given(instances())
 def test_victims_are_legal_sufficient_and_minimal(inst: dict) -> None:
     cfg = config(
