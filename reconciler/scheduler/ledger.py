@@ -44,6 +44,10 @@ class Ledger:
         self.leaving: Usage = _usage()  # per policy: held by jobs being stopped
         self.busy_workers: dict[str, set[str]] = defaultdict(set)
         self.admitted_now: dict[str, list[tuple[int, int]]] = defaultdict(list)  # (job, priority)
+        # Per pool, moves on every change to the pool or its policies: while a pool's version
+        # stands, every question about it has the same answer.
+        self.versions: dict[str, int] = defaultdict(int)
+        self.borrowers: set[str] = set()
         for job in holding:
             self._take(job.pool, job.policy, job.amounts, not job.preemptible, job.worker)
             if job.stopping:
@@ -52,10 +56,15 @@ class Ledger:
         # never turn a running job into a victim.
         self.policy_start = {p: dict(keys) for p, keys in self.policy_used.items()}
         self.pool_start = {p: dict(keys) for p, keys in self.pool_used.items()}
+        # Policies using more than they reserved on some key (without jobs being stopped).
+        self.borrowers = {
+            p for p, used in self.policy_start.items() if self.borrowing(p, set(used))
+        }
 
     # -- changes ---------------------------------------------------------------------------------
 
     def _take(self, pool: str, policy: str, amounts: Amounts, np: bool, worker: str | None) -> None:
+        self.versions[pool] += 1
         pool_used, policy_used = self.pool_used[pool], self.policy_used[policy]
         np_used = self.np_used[policy] if np else None
         for key, value in amounts:
@@ -76,13 +85,19 @@ class Ledger:
     def leave(self, job: Holding) -> None:
         """A job chosen as a victim (or being stopped): still counted until it exits, but no
         longer part of what its policy borrows."""
+        self.versions[job.pool] += 1
         leaving = self.leaving[job.policy]
         for key, value in job.amounts:
             leaving[key] += value
+        if job.policy in self.borrowers and not self.borrowing(
+            job.policy, set(self.policy_start.get(job.policy, {}))
+        ):
+            self.borrowers.discard(job.policy)
 
     def hold(self, job: int, route: Route) -> None:
         """Keep what is free of the route's demand for a preemptor whose victims are exiting,
         so nobody else takes the capacity they release (the claim)."""
+        self.versions[route.pool] += 1
         pool = self.config.pools[route.pool]
         used = self.pool_used[route.pool]
         for key, need in route.demand:
@@ -115,6 +130,43 @@ class Ledger:
         victims); else the first level that binds and the deficit per key there."""
         pool = self.config.pools[route.pool]
         policy = self.config.policies[route.policy]
+        capacity, limits, guaranteed = pool.capacity, policy.limit, policy.reserved
+        pool_used, policy_used = self.pool_used[route.pool], self.policy_used[route.policy]
+        np_used = self.np_used[route.policy] if np else None
+        fits = True
+        for key, need in route.demand:  # the common case, without allocating anything
+            used = pool_used[key] - (removed_pool.get(key, 0) if removed_pool else 0)
+            if used + need > capacity.get(key, 0):
+                fits = False
+                break
+            limit = None if limits is None else limits.get(key)
+            if limit is not None:
+                mine = policy_used[key] - (removed_policy.get(key, 0) if removed_policy else 0)
+                if mine + need > limit:
+                    fits = False
+                    break
+            if np_used is not None and np_used[key] + need > guaranteed.get(key, 0):
+                fits = False
+                break
+        if fits:
+            if (
+                pool.kind == "worker"
+                and removed_pool is None
+                and self.free_worker(route.pool) is None
+            ):
+                return Failure("pool", ((WORKER, 0),))
+            return None
+        return self._failure(route, np, removed_pool, removed_policy)
+
+    def _failure(
+        self,
+        route: Route,
+        np: bool,
+        removed_pool: dict[str, int] | None,
+        removed_policy: dict[str, int] | None,
+    ) -> Failure:
+        pool = self.config.pools[route.pool]
+        policy = self.config.policies[route.policy]
         pool_used, policy_used = self.pool_used[route.pool], self.policy_used[route.policy]
         over: list[tuple[str, int]] = []
         limited: list[tuple[str, int]] = []
@@ -142,11 +194,26 @@ class Ledger:
             return Failure("limit", tuple(limited))
         if overcommitted:
             return Failure("overcommitted", tuple(overcommitted))
-        if over:
-            return Failure("pool", tuple(over))
-        if pool.kind == "worker" and removed_pool is None and self.free_worker(route.pool) is None:
-            return Failure("pool", ((WORKER, 0),))
-        return None
+        return Failure("pool", tuple(over))
+
+    def shortage(self, route: Route, np: bool) -> tuple[dict[str, int], dict[str, int]] | None:
+        """What the route lacks per key, in the pool and under its policy's limit, for victims
+        to free; None when its non-preemptible reservation is what binds (victims cannot help)."""
+        pool = self.config.pools[route.pool]
+        policy = self.config.policies[route.policy]
+        pool_used, policy_used = self.pool_used[route.pool], self.policy_used[route.policy]
+        in_pool: dict[str, int] = {}
+        in_policy: dict[str, int] = {}
+        for key, need in route.demand:
+            if np and self.np_used[route.policy][key] + need > policy.reserved.get(key, 0):
+                return None
+            over = pool_used[key] + need - pool.capacity.get(key, 0)
+            if over > 0:
+                in_pool[key] = over
+            limit = None if policy.limit is None else policy.limit.get(key)
+            if limit is not None and policy_used[key] + need > limit:
+                in_policy[key] = policy_used[key] + need - limit
+        return in_pool, in_policy
 
     def held_for(self, route: Route) -> bool:
         """Whether the route would fit but for capacity held for a preemptor."""

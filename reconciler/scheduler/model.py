@@ -5,6 +5,7 @@ picture, so the same snapshot always gives the same decisions."""
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -84,11 +85,21 @@ class AppliedConfig:
     default_compute_pool: str | None = None
     default_aux_pool: str | None = None
 
+    @functools.cached_property
+    def _by_subject(self) -> dict[str, list[Policy]]:
+        index: dict[str, list[Policy]] = {}
+        for policy in sorted(self.policies.values(), key=lambda p: (p.pool, p.name)):
+            if policy.subject is not None:
+                index.setdefault(policy.subject, []).append(policy)
+        return index
+
+    @functools.cached_property
+    def resolved(self) -> dict[JobRequest, tuple[Route, ...] | Reason]:
+        """Routes (or the rejection) of requests already resolved against this configuration."""
+        return {}
+
     def policies_of_subject(self, subject: str) -> list[Policy]:
-        return sorted(
-            (p for p in self.policies.values() if p.subject == subject),
-            key=lambda p: (p.pool, p.name),
-        )
+        return list(self._by_subject.get(subject, ()))
 
 
 # -- jobs ----------------------------------------------------------------------------------------

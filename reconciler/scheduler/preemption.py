@@ -16,7 +16,7 @@ can be dropped is minimal: no proper subset lets the waiter in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from reconciler.scheduler.ledger import Ledger
@@ -29,28 +29,30 @@ class Victims:
     why: str  # "reclaim" or "priority"
 
 
-def eligible(ledger: Ledger, route: Route, waiter_batch: int, candidate: Holding) -> str | None:
-    """Why `candidate` may be a victim for a waiter on `route` ("reclaim" or "priority"),
-    before the borrowing check, or None. Another policy's jobs also need that policy to be
-    borrowing when they are taken (checked as victims are taken)."""
-    if (
-        not candidate.preemptible
-        or candidate.stopping
-        or candidate.pool != route.pool
-        or (waiter_batch and candidate.batch == waiter_batch)
-    ):
-        return None
-    may_preempt = ledger.config.policies[route.policy].may_preempt
-    lower = candidate.priority < route.priority and may_preempt
-    if candidate.policy == route.policy:
-        return "priority" if lower else None
-    if ledger.within_reservation(route):
-        return "reclaim"
-    return "priority" if lower else None
+def victim_order(job: Holding) -> tuple[int, float, int]:
+    """Lowest priority first, then most recently admitted, then highest id."""
+    return (job.priority, -job.admitted_at, -job.id)
 
 
-def _order(route: Route, job: Holding) -> tuple[int, int, float, int]:
-    return (0 if job.policy != route.policy else 1, job.priority, -job.admitted_at, -job.id)
+def _in_order(
+    route: Route, ranked: Sequence[Holding], reclaim: bool, may_preempt: bool
+) -> Iterator[tuple[Holding, str]]:
+    """Candidates in the documented order from a pool's jobs sorted by `victim_order`: other
+    policies' first, then the waiter's own; each pass ends where priority no longer allows."""
+    lower_only = not reclaim
+    for job in ranked:
+        if job.policy == route.policy:
+            continue
+        if lower_only and (job.priority >= route.priority or not may_preempt):
+            break
+        yield job, "reclaim" if reclaim else "priority"
+    if not may_preempt:
+        return
+    for job in ranked:
+        if job.priority >= route.priority:
+            break
+        if job.policy == route.policy:
+            yield job, "priority"
 
 
 def find_victims(
@@ -60,31 +62,50 @@ def find_victims(
     waiter_batch: int,
     holding: Iterable[Holding],
 ) -> Victims | None:
-    """The minimal victim set for the waiter on `route`, or None when none exists."""
-    ranked: list[tuple[Holding, str]] = []
-    for job in holding:
-        why = eligible(ledger, route, waiter_batch, job)
-        if why is not None:
-            ranked.append((job, why))
-    if not ranked:
-        return None
-    ranked.sort(key=lambda pair: _order(route, pair[0]))
-    removed_pool: dict[str, int] = {}
-    removed_policy: dict[str, int] = {}
+    """The minimal victim set for the waiter on `route`, or None when none exists.
+    `holding`: jobs of the pool; those that cannot be victims are passed over."""
+    ranked = sorted(
+        (h for h in holding if h.preemptible and not h.stopping and h.pool == route.pool),
+        key=victim_order,
+    )
+    return victims_among(ledger, route, np, waiter_batch, ranked)
+
+
+def victims_among(
+    ledger: Ledger, route: Route, np: bool, waiter_batch: int, ranked: Sequence[Holding]
+) -> Victims | None:
+    """`find_victims` over a pool's preemptible, running jobs already sorted by
+    `victim_order` (a cycle sorts each pool once)."""
+    short = ledger.shortage(route, np)
+    if short is None:
+        return None  # its own non-preemptible reservation is full: no victim would help
+    missing_pool, missing_policy = short
+    reclaim = ledger.within_reservation(route)  # the waiter would stay within its reservation
+    may_preempt = ledger.config.policies[route.policy].may_preempt
 
     def change(job: Holding, sign: int) -> None:
         for key, value in job.amounts:
-            removed_pool[key] = removed_pool.get(key, 0) + sign * value
-            if job.policy == route.policy:
-                removed_policy[key] = removed_policy.get(key, 0) + sign * value
+            if key in missing_pool:
+                missing_pool[key] -= sign * value
+            if key in missing_policy and job.policy == route.policy:
+                missing_policy[key] -= sign * value
+
+    def enough() -> bool:
+        return all(v <= 0 for v in missing_pool.values()) and all(
+            v <= 0 for v in missing_policy.values()
+        )
 
     demand = {k for k, _ in route.demand}
     taken: dict[str, dict[str, int]] = {}  # per other policy: what its victims so far hold
     chosen: list[tuple[Holding, str]] = []
-    for job, why in ranked:
+    for job, why in _in_order(route, ranked, reclaim, may_preempt):
+        if waiter_batch and job.batch == waiter_batch:
+            continue
         if job.policy != route.policy:
             # Only while it borrows: taking more would push it under its reservation, and
             # its jobs could then take the capacity back (preemption back and forth).
+            if job.policy not in ledger.borrowers:
+                continue
             contended = demand & {k for k, _ in job.amounts}
             mine = taken.setdefault(job.policy, {})
             if not ledger.borrowing(job.policy, contended, mine):
@@ -93,13 +114,13 @@ def find_victims(
                 mine[key] = mine.get(key, 0) + value
         change(job, +1)
         chosen.append((job, why))
-        if ledger.check(route, np, removed_pool, removed_policy) is None:
+        if enough():
             break
     else:
         return None
     for pair in reversed(chosen[:-1]):
         change(pair[0], -1)
-        if ledger.check(route, np, removed_pool, removed_policy) is None:
+        if enough():
             chosen.remove(pair)
         else:
             change(pair[0], +1)

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from reconciler.scheduler.amounts import show_all
+
 
 class ReasonCode(enum.StrEnum):
     # Why a queued job is not running (fresh every cycle).
@@ -102,6 +104,8 @@ TEXT: dict[ReasonCode, str] = {
 def _render(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value)
+    if isinstance(value, Mapping):  # amounts per key, in units (a deficit, an excess)
+        return show_all(value)
     return str(value)
 
 

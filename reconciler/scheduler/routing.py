@@ -201,9 +201,12 @@ def _alternatives(request: JobRequest, config: AppliedConfig, tried: set[str]) -
     for pool in config.pools.values():
         if pool.name in tried:
             continue
-        policy = _policy_for(pool, config, request.subject)
-        if isinstance(policy, Reason):
+        policies = [config.policies[name] for name in pool.policies]
+        if request.subject is not None:
+            policies = [p for p in policies if p.subject == request.subject]
+        if len(policies) != 1:
             continue
+        policy = policies[0]
         _, missing = demand_on(Candidate(pool, policy), request)
         if not missing:
             found.append(pool.name)

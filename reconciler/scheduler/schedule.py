@@ -16,7 +16,9 @@ snapshot instead of one head per queue:
 
 from __future__ import annotations
 
-from reconciler.scheduler.amounts import STEP_RUN, WORKER, show_all
+import itertools
+
+from reconciler.scheduler.amounts import STEP_RUN, WORKER
 from reconciler.scheduler.ledger import Failure, Ledger
 from reconciler.scheduler.model import (
     Admit,
@@ -28,11 +30,9 @@ from reconciler.scheduler.model import (
     Route,
     Snapshot,
 )
-from reconciler.scheduler.preemption import find_victims
+from reconciler.scheduler.preemption import victim_order, victims_among
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.routing import resolve
-
-MemoKey = tuple[Route, bool, int]
 
 
 def schedule(snapshot: Snapshot, now: float) -> Decisions:
@@ -40,7 +40,7 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
     # 1. Routes.
     routes: dict[int, tuple[Route, ...]] = {}
     rejects: list[Reject] = []
-    resolved: dict[object, tuple[Route, ...] | Reason] = {}
+    resolved = config.resolved  # per configuration: the same request always routes the same
     when = f" since the apply of state serial {config.serial}"
     for job in snapshot.queued:
         found = resolved.get(job.request)
@@ -53,12 +53,14 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
 
     # 2. Ledger.
     ledger = Ledger(config, snapshot.holding)
-    on_pool: dict[str, list[Holding]] = {}
+    on_pool: dict[str, list[Holding]] = {}  # would-be victims, each pool's in victim order
     outstanding: dict[int, list[int]] = {}
-    for held in snapshot.holding:
-        on_pool.setdefault(held.pool, []).append(held)
+    for held in sorted(snapshot.holding, key=victim_order):
+        if held.preemptible and not held.stopping:
+            on_pool.setdefault(held.pool, []).append(held)
         if held.stopping and held.preempted_for is not None:
             outstanding.setdefault(held.preempted_for, []).append(held.id)
+    holding_batches = {held.batch for held in snapshot.holding}
 
     # 3. Order.
     def claimant(job: Queued) -> bool:
@@ -72,10 +74,27 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
     preempts: list[Preempt] = []
     reasons: dict[int, Reason] = {}
     claims: dict[int, float] = {}
-    chosen: set[int] = set()
-    hopeless: set[MemoKey] = set()  # no victims for this (route, np, batch) this cycle
+    # A job like one that just failed (same pools, policies and demand, preemptibility and
+    # batch rule, no higher priority) fails the same way while the ledger has not changed
+    # since: fits do not depend on priority, and a lower priority finds no more victims. Reuse
+    # that outcome: a cycle over a deep queue of look-alike jobs stays linear, and no decision
+    # changes.
+    failed: dict[tuple[object, ...], tuple[tuple[int, ...], int, Reason]] = {}
+    hopeless: Hopeless = {}
     for job in waiting:
         np = not job.request.preemptible
+        is_claimant = claimant(job)
+        first = routes[job.id][0]
+        look_alike = (
+            tuple((r.pool, r.policy, r.demand) for r in routes[job.id]),
+            np,
+            job.batch if job.batch in holding_batches else 0,
+        )
+        seen = None if is_claimant else failed.get(look_alike)
+        version = tuple(ledger.versions[r.pool] for r in routes[job.id])
+        if seen is not None and seen[0] == version and _same_outcome(seen, first.priority):
+            reasons[job.id] = seen[2]
+            continue
         failures: list[tuple[Route, Failure]] = []
         for route in routes[job.id]:
             failure = ledger.check(route, np)
@@ -88,14 +107,14 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
             failures.append((route, failure))
         else:
             victims = outstanding.get(job.id)
-            if victims and claimant(job):
+            if victims and is_claimant:
                 route, failure = failures[0]
                 _hold(ledger, job.id, route, failure)
                 reasons[job.id] = reason(
                     ReasonCode.WAITING_FOR_VICTIMS, victims=sorted(victims), pool=route.pool
                 )
                 continue
-            preempted = _preempt(job, failures, ledger, on_pool, chosen, hopeless)
+            preempted = _preempt(job, failures, ledger, on_pool, hopeless, holding_batches)
             if preempted is not None:
                 preempts.append(preempted)
                 claims[job.id] = now + snapshot.claim_ttl
@@ -110,8 +129,10 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
             # 5. Reasons.
             route, failure = failures[0]
             reasons[job.id] = _explain(route, failure, ledger)
-            if claimant(job):
+            if is_claimant:
                 _hold(ledger, job.id, route, failure)
+            else:
+                failed[look_alike] = (version, first.priority, reasons[job.id])
     return Decisions(
         cycle=snapshot.cycle,
         serial=config.serial,
@@ -123,6 +144,14 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
     )
 
 
+def _same_outcome(seen: tuple[tuple[int, ...], int, Reason], priority: int) -> bool:
+    """A look-alike's failure holds for this job: no higher priority (no more victims), and the
+    same priority where the reason names who went ahead."""
+    if seen[2].code is ReasonCode.BLOCKED_BY_HIGHER_PRIORITY:
+        return priority == seen[1]
+    return priority <= seen[1]
+
+
 def _hold(ledger: Ledger, job: int, route: Route, failure: Failure) -> None:
     """Hold free capacity for a claimant only when capacity is what it lacks: a claimant
     stopped by its own policy's limit or reservation could not use it, and others could."""
@@ -130,35 +159,49 @@ def _hold(ledger: Ledger, job: int, route: Route, failure: Failure) -> None:
         ledger.hold(job, route)
 
 
+# Victim searches that found nothing this cycle, per (pool, policy, non-preemptible, batch):
+# (priority, demand). Within a cycle usage only grows and candidates only leave, so a waiter
+# with no higher priority and no smaller demand on the same keys would find nothing either.
+Hopeless = dict[tuple[str, str, bool, int], list[tuple[int, dict[str, int]]]]
+
+
+def _dominated(
+    tried: list[tuple[int, dict[str, int]]], priority: int, demand: dict[str, int]
+) -> bool:
+    return any(
+        p >= priority and d.keys() == demand.keys() and all(d[k] <= demand[k] for k in d)
+        for p, d in tried
+    )
+
+
 def _preempt(
     job: Queued,
     failures: list[tuple[Route, Failure]],
     ledger: Ledger,
     on_pool: dict[str, list[Holding]],
-    chosen: set[int],
-    hopeless: set[MemoKey],
+    hopeless: Hopeless,
+    holding_batches: set[int],
 ) -> Preempt | None:
+    """Victims on the first route where some exist; chosen victims leave the candidates."""
     np = not job.request.preemptible
+    batch = job.batch if job.batch in holding_batches else 0
     for route, failure in failures:
         if failure.level not in ("pool", "limit"):
             continue
-        memo = (route, np, job.batch)
-        if memo in hopeless:
+        tried = hopeless.setdefault((route.pool, route.policy, np, batch), [])
+        demand = dict(route.demand)
+        if _dominated(tried, route.priority, demand):
             continue
-        admitted_now = {job for job, _ in ledger.admitted_now.get(route.pool, ())}
-        candidates = [
-            h
-            for h in on_pool.get(route.pool, ())
-            if h.id not in chosen and h.id not in admitted_now
-        ]
-        found = find_victims(ledger, route, np, job.batch, candidates)
+        candidates = on_pool.get(route.pool, [])
+        found = victims_among(ledger, route, np, job.batch, candidates)
         if found is None:
-            hopeless.add(memo)
+            tried.append((route.priority, demand))
             continue
-        chosen.update(v.id for v in found.jobs)
+        gone = {v.id for v in found.jobs}
+        on_pool[route.pool] = [h for h in candidates if h.id not in gone]
         for victim in found.jobs:
             ledger.leave(victim)
-        return Preempt(job.id, tuple(sorted(v.id for v in found.jobs)), route.pool, found.why)
+        return Preempt(job.id, tuple(sorted(gone)), route.pool, found.why)
     return None
 
 
@@ -167,7 +210,7 @@ def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
 
 
 def _explain(route: Route, failure: Failure, ledger: Ledger) -> Reason:
-    deficit = show_all(dict(failure.deficit))
+    deficit = dict(failure.deficit)  # units per key, shown as amounts in the message
     pool = ledger.config.pools[route.pool]
     if failure.level == "reserved":
         return reason(ReasonCode.RESERVATION_FULL, policy=route.policy, deficit=deficit)
@@ -183,9 +226,13 @@ def _explain(route: Route, failure: Failure, ledger: Ledger) -> Reason:
             preemptor=ledger.claimant.get(route.pool, "?"),
             deficit=deficit,
         )
-    ahead = [j for j, p in ledger.admitted_now.get(route.pool, ()) if p > route.priority]
+    ahead = list(
+        itertools.islice(
+            (j for j, p in ledger.admitted_now.get(route.pool, ()) if p > route.priority), 4
+        )
+    )
     if ahead and ledger.fit_at_start(route):
-        shown = [str(i) for i in ahead[:3]] + ([f"{len(ahead) - 3} more"] if len(ahead) > 3 else [])
+        shown = [str(i) for i in ahead[:3]] + (["more"] if len(ahead) > 3 else [])
         return reason(
             ReasonCode.BLOCKED_BY_HIGHER_PRIORITY, pool=route.pool, jobs=shown, deficit=deficit
         )
