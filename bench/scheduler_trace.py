@@ -25,7 +25,9 @@ def big_config(pools: int = 100, policies_per_pool: int = 10, seed: int = 1) -> 
     records = []
     for p in range(pools):
         capacity = {"gpu": 64, "cpu": 512, "step_run": 64}
-        records.append(ResourceRecord(f"resource_pool.p{p}", "resource_pool", {"capacity": capacity}))
+        records.append(
+            ResourceRecord(f"resource_pool.p{p}", "resource_pool", {"capacity": capacity})
+        )
         for s in range(policies_per_pool):
             attributes = {
                 "subject": f"team-{p}-{s}",
@@ -35,7 +37,9 @@ def big_config(pools: int = 100, policies_per_pool: int = 10, seed: int = 1) -> 
                 "limit": {"gpu": 32, "cpu": 256, "step_run": 32},
                 "preemption": "LowerPriority",
             }
-            records.append(ResourceRecord(f"subject_policy.p{p}-s{s}", "subject_policy", attributes))
+            records.append(
+                ResourceRecord(f"subject_policy.p{p}-s{s}", "subject_policy", attributes)
+            )
     return applied_config(StateSnapshot.from_records("bench", 1, records))
 
 
@@ -73,8 +77,17 @@ def big_snapshot(
                 owner = rng.choice(owners)
                 gpus = rng.choice((1, 2))
                 amounts = (("cpu", gpus * 4 * SCALE), ("gpu", gpus * SCALE), ("step_run", SCALE))
-                holding.append(Holding(next_id, pool, owner.name, amounts, owner.priority,
-                                       rng.random() < 0.8, float(next_id)))  # fmt: skip
+                holding.append(
+                    Holding(
+                        next_id,
+                        pool,
+                        owner.name,
+                        amounts,
+                        owner.priority,
+                        rng.random() < 0.8,
+                        float(next_id),
+                    )
+                )
                 next_id += 1
                 used += gpus
     return Snapshot(config, tuple(queue), tuple(holding), cycle=1, claim_ttl=90.0)
@@ -87,13 +100,22 @@ def settled(snapshot: Snapshot, queued: int, seed: int, batch: int = 20) -> Snap
     holding = {h.id: h for h in snapshot.holding}
     waiting = {q.id: q for q in snapshot.queued}
     for round_ in range(50):
-        current = Snapshot(snapshot.config, tuple(waiting.values()), tuple(holding.values()),
-                           round_ + 1, 0.0)  # fmt: skip
+        current = Snapshot(
+            snapshot.config, tuple(waiting.values()), tuple(holding.values()), round_ + 1, 0.0
+        )
         decisions = schedule(current, 1_000.0)
         for admit in decisions.admits:
             job = waiting.pop(admit.job)
-            holding[job.id] = Holding(job.id, admit.pool, admit.policy, admit.amounts,
-                                      admit.priority, job.request.preemptible, 1_000.0, job.id)  # fmt: skip
+            holding[job.id] = Holding(
+                job.id,
+                admit.pool,
+                admit.policy,
+                admit.amounts,
+                admit.priority,
+                job.request.preemptible,
+                1_000.0,
+                job.id,
+            )
         for preempt in decisions.preempts:
             for victim in preempt.victims:
                 holding.pop(victim)
@@ -101,11 +123,11 @@ def settled(snapshot: Snapshot, queued: int, seed: int, batch: int = 20) -> Snap
             waiting.pop(job_id.job)
         if not decisions.admits and not decisions.preempts:
             break
-    extra = big_snapshot(snapshot.config, queued - len(waiting), busy=False, seed=seed + 1000,
-                         batch=batch)  # fmt: skip
+    extra = big_snapshot(
+        snapshot.config, queued - len(waiting), busy=False, seed=seed + 1000, batch=batch
+    )
     top_up = [replace(q, id=q.id + 10**6, batch=q.batch + 10**6) for q in extra.queued]
-    return Snapshot(snapshot.config, (*waiting.values(), *top_up), tuple(holding.values()),
-                    1, 90.0)  # fmt: skip
+    return Snapshot(snapshot.config, (*waiting.values(), *top_up), tuple(holding.values()), 1, 90.0)
 
 
 def naive_priority_fifo(snapshot: Snapshot) -> int:
@@ -151,12 +173,20 @@ KUEUE = {"total_s": 351.1, "large_s": 16.5, "medium_s": 76.8, "small_s": 215.5}
 def kueue_config() -> AppliedConfig:
     records = []
     for c in range(5):
-        records.append(ResourceRecord(f"resource_pool.cohort-{c}", "resource_pool",
-                                      {"capacity": {"cpu": 120}}))  # fmt: skip
+        records.append(
+            ResourceRecord(f"resource_pool.cohort-{c}", "resource_pool", {"capacity": {"cpu": 120}})
+        )
         for q in range(6):
-            attributes = {"subject": f"cq-{c}-{q}", "pool": f"cohort-{c}", "priority": 0,
-                          "reserved": {"cpu": 20}, "limit": {"cpu": 120}}  # fmt: skip
-            records.append(ResourceRecord(f"subject_policy.cq-{c}-{q}", "subject_policy", attributes))
+            attributes = {
+                "subject": f"cq-{c}-{q}",
+                "pool": f"cohort-{c}",
+                "priority": 0,
+                "reserved": {"cpu": 20},
+                "limit": {"cpu": 120},
+            }
+            records.append(
+                ResourceRecord(f"subject_policy.cq-{c}-{q}", "subject_policy", attributes)
+            )
     return applied_config(StateSnapshot.from_records("kueue", 1, records))
 
 
@@ -177,7 +207,9 @@ def kueue_trace() -> list[TraceJob]:
         for q in range(6):
             for kind, (count, units, runtime, priority, every) in CLASSES.items():
                 for i in range(count):
-                    jobs.append(TraceJob(0, kind, f"cq-{c}-{q}", units, runtime, priority, i * every))
+                    jobs.append(
+                        TraceJob(0, kind, f"cq-{c}-{q}", units, runtime, priority, i * every)
+                    )
     jobs.sort(key=lambda j: (j.arrival, j.subject, j.kind))
     return [replace(j, id=i + 1) for i, j in enumerate(jobs)]
 
@@ -209,13 +241,25 @@ class Replay:
     decide_s: float = 0.0
 
 
-def replay(trace: list[TraceJob], config: AppliedConfig, count_decision_time: bool = True) -> Replay:
+def replay(
+    trace: list[TraceJob], config: AppliedConfig, count_decision_time: bool = True
+) -> Replay:
     """Discrete events on a virtual clock: arrivals, completions; a cycle after every batch of
     events at one instant. Victims exit at once and restart from zero when admitted again.
     With `count_decision_time`, a cycle's measured duration delays what it starts."""
     result = Replay()
     by_id = {j.id: j for j in trace}
     arrivals = sorted(trace, key=lambda j: (j.arrival, j.id))
+    requests: dict[tuple[str, str], JobRequest] = {}  # one per class and queue, as the store has
+
+    def request_of(job: TraceJob) -> JobRequest:
+        key = (job.subject, job.kind)
+        if key not in requests:
+            requests[key] = JobRequest(
+                subject=job.subject, resources=(("cpu", job.units * SCALE),), priority=job.priority
+            )
+        return requests[key]
+
     queued: dict[int, Queued] = {}
     running: dict[int, Holding] = {}
     ends: list[tuple[float, int, int]] = []  # (time, job, generation)
@@ -224,14 +268,18 @@ def replay(trace: list[TraceJob], config: AppliedConfig, count_decision_time: bo
     last_wait: dict[int, float] = {}
     now, index = 0.0, 0
     while index < len(arrivals) or queued or running:
-        upcoming = [t for t in (arrivals[index].arrival if index < len(arrivals) else None,
-                                ends[0][0] if ends else None) if t is not None]  # fmt: skip
+        upcoming = [
+            t
+            for t in (
+                arrivals[index].arrival if index < len(arrivals) else None,
+                ends[0][0] if ends else None,
+            )
+            if t is not None
+        ]
         now = max(now, min(upcoming)) if upcoming else now
         while index < len(arrivals) and arrivals[index].arrival <= now:
             job = arrivals[index]
-            request = JobRequest(subject=job.subject, resources=(("cpu", job.units * SCALE),),
-                                 priority=job.priority)  # fmt: skip
-            queued[job.id] = Queued(job.id, request, job.arrival, job.id)
+            queued[job.id] = Queued(job.id, request_of(job), job.arrival, job.id)
             index += 1
         while ends and ends[0][0] <= now:
             _, job_id, gen = heapq.heappop(ends)
@@ -239,8 +287,9 @@ def replay(trace: list[TraceJob], config: AppliedConfig, count_decision_time: bo
                 del running[job_id]
                 result.makespan = max(result.makespan, now)
         while True:  # cycles at this instant until nothing changes
-            snapshot = Snapshot(config, tuple(queued.values()), tuple(running.values()),
-                                result.cycles + 1, 30.0)  # fmt: skip
+            snapshot = Snapshot(
+                config, tuple(queued.values()), tuple(running.values()), result.cycles + 1, 30.0
+            )
             started = time.perf_counter()
             decisions = schedule(snapshot, now)
             spent = time.perf_counter() - started
@@ -255,8 +304,16 @@ def replay(trace: list[TraceJob], config: AppliedConfig, count_decision_time: bo
                     result.first_wait[job.kind].append(waited)
                 last_wait[job.id] = waited
                 queued.pop(job.id)
-                running[job.id] = Holding(job.id, admit.pool, admit.policy, admit.amounts,
-                                          admit.priority, True, start_at, job.id)  # fmt: skip
+                running[job.id] = Holding(
+                    job.id,
+                    admit.pool,
+                    admit.policy,
+                    admit.amounts,
+                    admit.priority,
+                    True,
+                    start_at,
+                    job.id,
+                )
                 generation[job.id] += 1
                 heapq.heappush(ends, (start_at + job.runtime, job.id, generation[job.id]))
             for preempt in decisions.preempts:
@@ -265,10 +322,7 @@ def replay(trace: list[TraceJob], config: AppliedConfig, count_decision_time: bo
                     generation[victim] += 1
                     result.preemptions += 1
                     job = by_id[victim]
-                    request = JobRequest(subject=job.subject,
-                                         resources=(("cpu", job.units * SCALE),),
-                                         priority=job.priority)  # fmt: skip
-                    queued[victim] = Queued(victim, request, job.arrival, victim)
+                    queued[victim] = Queued(victim, request_of(job), job.arrival, victim)
             for job_id, until in decisions.claims.items():
                 queued[job_id] = replace(queued[job_id], claim_until=until)
             result.violations += _violations(config, running)

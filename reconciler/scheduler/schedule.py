@@ -17,8 +17,9 @@ snapshot instead of one head per queue:
 from __future__ import annotations
 
 import itertools
+from operator import itemgetter
 
-from reconciler.scheduler.amounts import STEP_RUN, WORKER
+from reconciler.scheduler.amounts import STEP_RUN, WORKER, Amounts
 from reconciler.scheduler.ledger import Failure, Ledger
 from reconciler.scheduler.model import (
     Admit,
@@ -37,19 +38,31 @@ from reconciler.scheduler.routing import resolve
 
 def schedule(snapshot: Snapshot, now: float) -> Decisions:
     config = snapshot.config
-    # 1. Routes.
-    routes: dict[int, tuple[Route, ...]] = {}
+    # 1. Routes. A batch's ranks share one request object: look it up by identity first.
     rejects: list[Reject] = []
     resolved = config.resolved  # per configuration: the same request always routes the same
+    by_identity: dict[int, tuple[Route, ...] | Reason] = {}
+    # Routes that differ only in priority share a shape (pools, policies, demand): an int.
+    shape_of: dict[int, int] = {}
+    shape_ids: dict[tuple[tuple[str, str, Amounts], ...], int] = {}
     when = f" since the apply of state serial {config.serial}"
+    waiting: list[tuple[tuple[bool, int, float, int], Queued, tuple[Route, ...], bool]] = []
     for job in snapshot.queued:
-        found = resolved.get(job.request)
+        found = by_identity.get(id(job.request))
         if found is None:
-            found = resolved[job.request] = resolve(job.request, config, when=when)
+            found = resolved.get(job.request)
+            if found is None:
+                found = resolved[job.request] = resolve(job.request, config, when=when)
+            by_identity[id(job.request)] = found
         if isinstance(found, Reason):
             rejects.append(Reject(job.id, found))
-        else:
-            routes[job.id] = found
+            continue
+        if id(found) not in shape_of:
+            shape = tuple((r.pool, r.policy, r.demand) for r in found)
+            shape_of[id(found)] = shape_ids.setdefault(shape, len(shape_ids))
+        is_claimant = job.claim_until is not None and job.claim_until > now
+        order = (not is_claimant, -found[0].priority, job.submitted_at, job.id)
+        waiting.append((order, job, found, is_claimant))
 
     # 2. Ledger.
     ledger = Ledger(config, snapshot.holding)
@@ -62,12 +75,8 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
             outstanding.setdefault(held.preempted_for, []).append(held.id)
     holding_batches = {held.batch for held in snapshot.holding}
 
-    # 3. Order.
-    def claimant(job: Queued) -> bool:
-        return job.claim_until is not None and job.claim_until > now
-
-    waiting = [job for job in snapshot.queued if job.id in routes]
-    waiting.sort(key=lambda j: (not claimant(j), -routes[j.id][0].priority, j.submitted_at, j.id))
+    # 3. Order: claimants, then priority, then submission time, then id.
+    waiting.sort(key=itemgetter(0))
 
     # 4. Admit (or preempt).
     admits: list[Admit] = []
@@ -79,24 +88,27 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
     # since: fits do not depend on priority, and a lower priority finds no more victims. Reuse
     # that outcome: a cycle over a deep queue of look-alike jobs stays linear, and no decision
     # changes.
-    failed: dict[tuple[object, ...], tuple[tuple[int, ...], int, Reason]] = {}
+    failed: dict[tuple[int, bool, int], tuple[object, int, Reason]] = {}
     hopeless: Hopeless = {}
-    for job in waiting:
+    versions = ledger.versions
+    for _, job, job_routes, is_claimant in waiting:
         np = not job.request.preemptible
-        is_claimant = claimant(job)
-        first = routes[job.id][0]
+        first = job_routes[0]
         look_alike = (
-            tuple((r.pool, r.policy, r.demand) for r in routes[job.id]),
+            shape_of[id(job_routes)],
             np,
             job.batch if job.batch in holding_batches else 0,
         )
+        if len(job_routes) == 1:
+            version: object = versions[first.pool]
+        else:
+            version = tuple(versions[r.pool] for r in job_routes)
         seen = None if is_claimant else failed.get(look_alike)
-        version = tuple(ledger.versions[r.pool] for r in routes[job.id])
         if seen is not None and seen[0] == version and _same_outcome(seen, first.priority):
             reasons[job.id] = seen[2]
             continue
         failures: list[tuple[Route, Failure]] = []
-        for route in routes[job.id]:
+        for route in job_routes:
             failure = ledger.check(route, np)
             if failure is None:
                 worker = ledger.admit(job.id, route, np)
@@ -144,7 +156,7 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
     )
 
 
-def _same_outcome(seen: tuple[tuple[int, ...], int, Reason], priority: int) -> bool:
+def _same_outcome(seen: tuple[object, int, Reason], priority: int) -> bool:
     """A look-alike's failure holds for this job: no higher priority (no more victims), and the
     same priority where the reason names who went ahead."""
     if seen[2].code is ReasonCode.BLOCKED_BY_HIGHER_PRIORITY:
