@@ -160,9 +160,11 @@ def bench_loop(jobs: int = 5_000, capacity: int = 500) -> dict[str, float]:
         store.submit(new, time.time())
         loop = SchedulerLoop(store, NoopExecutor(), lambda: config, time.time, LoopSettings())
         started, cycles = time.perf_counter(), 0
-        while store.jobs(status=Status.QUEUED) or store.jobs(active=True):
-            loop.cycle()
+        while True:
+            report = loop.cycle()
             cycles += 1
+            if not report.queued and not report.admitted and not report.ended:
+                break
         elapsed = time.perf_counter() - started
         done = len(store.jobs(status=Status.SUCCEEDED))
         store.close()

@@ -239,6 +239,16 @@ class Ledger:
             for k in keys
         )
 
+    def keeps_reservation(self, policy: str, keys: set[str], minus: dict[str, int]) -> bool:
+        """Whether a policy still uses at least its reservation on every one of `keys` once
+        `minus` is gone (as of the snapshot, without its jobs being stopped)."""
+        known = self.config.policies.get(policy)
+        reserved = known.reserved if known is not None else {}
+        used, leaving = self.policy_start.get(policy, {}), self.leaving.get(policy, {})
+        return all(
+            used.get(k, 0) - leaving.get(k, 0) - minus.get(k, 0) >= reserved.get(k, 0) for k in keys
+        )
+
     def within_reservation(self, route: Route) -> bool:
         """Whether the route's policy would stay inside its reservation with the job added."""
         policy = self.config.policies[route.policy]

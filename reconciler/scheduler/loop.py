@@ -23,7 +23,7 @@ from reconciler.scheduler.lifecycle import ending, interrupted, job_env, lost, s
 from reconciler.scheduler.model import HOLDING, AppliedConfig, Decisions, Status
 from reconciler.scheduler.reasons import ReasonCode, reason
 from reconciler.scheduler.schedule import schedule
-from reconciler.scheduler.store import Ending, JobRecord, SchedulerStore
+from reconciler.scheduler.store import Ended, Ending, JobRecord, SchedulerStore, Started
 
 
 @dataclass(frozen=True)
@@ -81,29 +81,36 @@ class SchedulerLoop:
 
     # -- 1. processes ------------------------------------------------------------------------
 
-    def _end(self, job: JobRecord, result: Ending, report: CycleReport) -> None:
-        if self.store.ended(job.id, job.attempt, result, self.clock()):
-            report.ended.append((job.id, result.status))
-
-    def reconcile(self, report: CycleReport) -> None:
-        for job in self.store.jobs(active=True):
+    def reconcile(self, report: CycleReport) -> list[JobRecord]:
+        """Look at every held job's process; returns the active jobs as they are afterwards."""
+        records = self.store.jobs(active=True)
+        endings: list[Ended] = []
+        adopted: list[Started] = []
+        for job in records:
             if job.status not in HOLDING:
                 continue
             # Fence: an attempt no process has claimed yet never will, so a slow or lost
             # launch can be queued again without ever running twice.
             seen = self.executor.observe(job.id, job.attempt, fence=True)
             if seen.phase is Phase.NOT_STARTED:
-                self._end(job, interrupted(job), report)
+                endings.append(Ended(job.id, job.attempt, interrupted(job)))
             elif seen.phase is Phase.EXITED:
-                self._end(job, ending(job, seen.exit_code), report)
+                endings.append(Ended(job.id, job.attempt, ending(job, seen.exit_code)))
             elif seen.phase is Phase.VANISHED:
                 stopped = job.killed or job.stop is not None
-                self._end(job, ending(job, None) if stopped else lost(job), report)
+                result = ending(job, None) if stopped else lost(job)
+                endings.append(Ended(job.id, job.attempt, result))
             elif seen.pid is not None:
                 if job.pid != seen.pid:
-                    self.store.started(job.id, job.attempt, seen.pid, self.clock(), adopted=True)
+                    adopted.append(Started(job.id, job.attempt, seen.pid, adopted=True))
                 if job.stop is not None:
                     self._stop(job, seen.pid, report)
+        self.store.started(adopted, self.clock())
+        done = set(self.store.ended(endings, self.clock()))
+        report.ended += [(e.job, e.ending.status) for e in endings if e.job in done]
+        if done or adopted or report.killed:
+            return self.store.jobs(active=True)
+        return records
 
     def _stop(self, job: JobRecord, pid: int, report: CycleReport) -> None:
         key = (job.id, job.attempt)
@@ -123,8 +130,7 @@ class SchedulerLoop:
         report = CycleReport(self.store.last_cycle() + 1, config.serial)
         report.serial_moved = self.serial is not None and self.serial != config.serial
         self.serial = config.serial
-        self.reconcile(report)
-        records = self.store.jobs(active=True)
+        records = self.reconcile(report)
         now = self.clock()
         snapshot = snapshot_of(config, records, report.cycle, self.settings.claim_seconds)
         decisions = schedule(snapshot, now)
@@ -136,8 +142,12 @@ class SchedulerLoop:
                 self.executor.signal(victim.id, victim.attempt, victim.pid, kill=False)
                 self._signalled.add((victim.id, victim.attempt))
         workers = {w.id: w.directory for pool in config.pools.values() for w in pool.workers}
-        for job in committed.admitted:
-            self._start(job, workers.get(job.worker or ""), report)
+        starts = [
+            started
+            for job in committed.admitted
+            if (started := self._start(job, workers.get(job.worker or ""), report)) is not None
+        ]
+        self.store.started(starts, self.clock())
         report.admitted = [job.id for job in committed.admitted]
         report.preempted = [job.id for job in committed.preempting]
         report.rejected = [r.job for r in decisions.rejects]
@@ -146,7 +156,7 @@ class SchedulerLoop:
         report.decisions = decisions
         return report
 
-    def _start(self, job: JobRecord, directory: str | None, report: CycleReport) -> None:
+    def _start(self, job: JobRecord, directory: str | None, report: CycleReport) -> Started | None:
         launch = Launch(
             job.id,
             job.attempt,
@@ -158,9 +168,9 @@ class SchedulerLoop:
         try:
             pid = self.executor.start(launch)
         except OSError as error:
-            failed = Ending(
-                Status.FAILED, reason(ReasonCode.START_FAILED, error=str(error)), None, 0
-            )
-            self._end(job, failed, report)
-            return
-        self.store.started(job.id, job.attempt, pid, self.clock(), adopted=False)
+            why = reason(ReasonCode.START_FAILED, error=str(error))
+            failed = Ending(Status.FAILED, why, None, 0)
+            if self.store.ended([Ended(job.id, job.attempt, failed)], self.clock()):
+                report.ended.append((job.id, Status.FAILED))
+            return None
+        return Started(job.id, job.attempt, pid)

@@ -4,10 +4,13 @@ Who may be a victim (ZenML's rules, Kueue's order):
 - only preemptible jobs, not already stopping, not admitted in this cycle, not of the waiter's
   own batch (a job's ranks never preempt each other);
 - of the waiter's own policy: only strictly lower priority, and only if the policy may preempt;
-- of another policy: either the waiter takes back its own reservation (reclaim, any priority)
-  or the victim has strictly lower priority and the waiter's policy may preempt; and only
-  while that policy still borrows (uses more than it reserved, on a key both jobs need) once
-  the victims taken before it, and the jobs already being stopped, are gone.
+- of another policy, only while that policy borrows (uses more than it reserved, on a key
+  both jobs need), counting the victims taken before it and the jobs already being stopped as
+  gone; then either the waiter takes back its own reservation (reclaim, any priority: while
+  the policy still borrows), or the victim has strictly lower priority, the waiter's policy may
+  preempt, and the victim's policy keeps at least its reservation once the victim is gone.
+These rules make preemption acyclic: a victim can never take its capacity back from its
+preemptor while nothing else changes.
 Candidates are taken borrowers first, then lowest priority, then most recently admitted, then
 highest id, until the waiter fits; then each is put back, last first, if the waiter still fits
 without it. Since usage only shrinks as victims are added, a set from which no single victim
@@ -102,13 +105,21 @@ def victims_among(
         if waiter_batch and job.batch == waiter_batch:
             continue
         if job.policy != route.policy:
-            # Only while it borrows: taking more would push it under its reservation, and
-            # its jobs could then take the capacity back (preemption back and forth).
+            # Another policy gives up only what it borrows: for a reclaim, while it still
+            # borrows; for priority, never below its reservation. Otherwise its jobs could
+            # take the capacity back (preemption back and forth).
             if job.policy not in ledger.borrowers:
                 continue
             contended = demand & {k for k, _ in job.amounts}
             mine = taken.setdefault(job.policy, {})
-            if not ledger.borrowing(job.policy, contended, mine):
+            if reclaim:
+                allowed = ledger.borrowing(job.policy, contended, mine)
+            else:
+                after = dict(mine)
+                for key, value in job.amounts:
+                    after[key] = after.get(key, 0) + value
+                allowed = ledger.keeps_reservation(job.policy, contended, after)
+            if not allowed:
                 continue
             for key, value in job.amounts:
                 mine[key] = mine.get(key, 0) + value

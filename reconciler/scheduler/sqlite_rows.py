@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 from reconciler.scheduler.amounts import Amounts
@@ -75,9 +76,21 @@ def request_of(text: str) -> JobRequest:
     )
 
 
-def reason_of(code: str | None, detail: str | None) -> Reason | None:
-    if code is None:
-        return None
+_REASONS: dict[tuple[str, str | None], Reason | None] = {}
+_ENVS: dict[str, dict[str, str]] = {}
+_REQUESTS: dict[str, JobRequest] = {}
+
+
+def _bounded(cache: dict, key: object, make: Callable[[], object]) -> object:  # type: ignore[type-arg]
+    """Rows repeat (a batch's ranks, the same reason): parse each text once, in a bounded cache."""
+    if key not in cache:
+        if len(cache) > 10_000:
+            cache.clear()
+        cache[key] = make()
+    return cache[key]
+
+
+def _reason(code: str, detail: str | None) -> Reason | None:
     try:
         known = ReasonCode(code)
     except ValueError:
@@ -85,7 +98,10 @@ def reason_of(code: str | None, detail: str | None) -> Reason | None:
     return Reason(known, json.loads(detail) if detail else {})
 
 
-_REQUESTS: dict[str, JobRequest] = {}
+def reason_of(code: str | None, detail: str | None) -> Reason | None:
+    if code is None:
+        return None
+    return _bounded(_REASONS, (code, detail), lambda: _reason(code, detail))  # type: ignore[return-value]
 
 
 def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
@@ -123,11 +139,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         preempted_for,
         claim_until,
     ) = row
-    parsed = _REQUESTS.get(request)
-    if parsed is None:  # the ranks of a batch share one request: parse it once
-        if len(_REQUESTS) > 10_000:
-            _REQUESTS.clear()
-        parsed = _REQUESTS[request] = request_of(request)
+    parsed: JobRequest = _bounded(_REQUESTS, request, lambda: request_of(request))  # type: ignore[assignment]
     return JobRecord(
         id=job_id,
         batch=batch,
@@ -136,7 +148,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         num_jobs=num_jobs,
         request=parsed,
         run=run,
-        envs=json.loads(envs),
+        envs=_bounded(_ENVS, envs, lambda: json.loads(envs)),  # type: ignore[arg-type]
         retries=retries,
         retries_left=retries_left,
         status=Status(status),

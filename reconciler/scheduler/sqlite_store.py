@@ -21,7 +21,7 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.model import HOLDING, Decisions, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.sqlite_rows import COLUMNS, SCHEMA, event_of, record_of, request_json
-from reconciler.scheduler.store import Committed, Ending, Event, JobRecord, NewJob
+from reconciler.scheduler.store import Committed, Ended, Event, JobRecord, NewJob, Started
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -266,52 +266,59 @@ class SqliteStore:
             self._event(conn, job, now, status, why)
         return bool(done)
 
-    def started(self, job_id: int, attempt: int, pid: int, now: float, adopted: bool) -> None:
+    def started(self, starts: Sequence[Started], now: float) -> None:
+        if not starts:
+            return
         with self._txn() as conn:
-            done = conn.execute(
-                "UPDATE jobs SET status = 'running', pid = ?,"
-                " started_at = COALESCE(started_at, ?) WHERE id = ? AND attempt = ?"
-                " AND status IN ('admitted', 'running')",
-                (pid, now, job_id, attempt),
-            ).rowcount
-            if done:
-                code = ReasonCode.ADOPTED if adopted else ReasonCode.STARTED
-                self._event(
-                    conn, job_id, now, Status.RUNNING, reason(code, pid=pid, attempt=attempt)
-                )
+            for start in starts:
+                done = conn.execute(
+                    "UPDATE jobs SET status = 'running', pid = ?,"
+                    " started_at = COALESCE(started_at, ?) WHERE id = ? AND attempt = ?"
+                    " AND status IN ('admitted', 'running')",
+                    (start.pid, now, start.job, start.attempt),
+                ).rowcount
+                if done:
+                    code = ReasonCode.ADOPTED if start.adopted else ReasonCode.STARTED
+                    why = reason(code, pid=start.pid, attempt=start.attempt)
+                    self._event(conn, start.job, now, Status.RUNNING, why)
 
     def killed(self, job_id: int, now: float) -> None:
         with self._txn() as conn:
             conn.execute("UPDATE jobs SET killed = 1 WHERE id = ?", (job_id,))
 
-    def ended(self, job_id: int, attempt: int, ending: Ending, now: float) -> bool:
-        why = ending.reason
-        finished = None if ending.status is Status.QUEUED else now
+    def ended(self, endings: Sequence[Ended], now: float) -> list[int]:
+        changed: list[int] = []
+        if not endings:
+            return changed
         with self._txn() as conn:
-            done = conn.execute(
-                "UPDATE jobs SET status = ?, reason_code = ?, reason_message = ?,"
-                " reason_detail = ?, exit_code = ?, retries_left = ?, finished_at = ?,"
-                " stop = NULL, stop_deadline = NULL, killed = 0, pid = NULL,"
-                " worker = CASE WHEN ? = 'queued' THEN NULL ELSE worker END"
-                " WHERE id = ? AND attempt = ? AND status IN ('admitted', 'running')",
-                (
-                    ending.status.value,
-                    why.code.value,
-                    why.message,
-                    why.detail_json(),
-                    ending.exit_code,
-                    ending.retries_left,
-                    finished,
-                    ending.status.value,
-                    job_id,
-                    attempt,
-                ),
-            ).rowcount
-            if not done:
-                return False
-            conn.execute("DELETE FROM allocations WHERE job = ?", (job_id,))
-            self._event(conn, job_id, now, ending.status, why)
-        return True
+            for item in endings:
+                ending, why = item.ending, item.ending.reason
+                finished = None if ending.status is Status.QUEUED else now
+                done = conn.execute(
+                    "UPDATE jobs SET status = ?, reason_code = ?, reason_message = ?,"
+                    " reason_detail = ?, exit_code = ?, retries_left = ?, finished_at = ?,"
+                    " stop = NULL, stop_deadline = NULL, killed = 0, pid = NULL,"
+                    " worker = CASE WHEN ? = 'queued' THEN NULL ELSE worker END"
+                    " WHERE id = ? AND attempt = ? AND status IN ('admitted', 'running')",
+                    (
+                        ending.status.value,
+                        why.code.value,
+                        why.message,
+                        why.detail_json(),
+                        ending.exit_code,
+                        ending.retries_left,
+                        finished,
+                        ending.status.value,
+                        item.job,
+                        item.attempt,
+                    ),
+                ).rowcount
+                if not done:
+                    continue
+                conn.execute("DELETE FROM allocations WHERE job = ?", (item.job,))
+                self._event(conn, item.job, now, ending.status, why)
+                changed.append(item.job)
+        return changed
 
     def cancel(self, job_ids: Sequence[int], now: float, grace: float) -> list[JobRecord]:
         changed: list[int] = []

@@ -93,6 +93,21 @@ class Ending:
 
 
 @dataclass(frozen=True)
+class Started:
+    job: int
+    attempt: int
+    pid: int
+    adopted: bool = False  # found running by a scheduler that did not start it
+
+
+@dataclass(frozen=True)
+class Ended:
+    job: int
+    attempt: int
+    ending: Ending
+
+
+@dataclass(frozen=True)
 class Committed:
     admitted: tuple[JobRecord, ...]  # to start
     preempting: tuple[JobRecord, ...]  # to signal
@@ -128,16 +143,17 @@ class SchedulerStore(Protocol):
         with a deadline), rejections, claims, and the queued reasons that changed."""
         ...
 
-    def started(self, job_id: int, attempt: int, pid: int, now: float, adopted: bool) -> None:
-        """The job's process for `attempt` runs as `pid`."""
+    def started(self, starts: Sequence[Started], now: float) -> None:
+        """Each job's process for its attempt runs as its pid (one transaction)."""
         ...
 
     def killed(self, job_id: int, now: float) -> None:
         """SIGKILL was sent after the grace period."""
         ...
 
-    def ended(self, job_id: int, attempt: int, ending: Ending, now: float) -> bool:
-        """Release the job's capacity and move it on; False if the attempt is not current."""
+    def ended(self, endings: Sequence[Ended], now: float) -> list[int]:
+        """Release each job's capacity and move it on (one transaction); returns the jobs
+        changed (an attempt that is no longer current changes nothing)."""
         ...
 
     def cancel(self, job_ids: Sequence[int], now: float, grace: float) -> list[JobRecord]:

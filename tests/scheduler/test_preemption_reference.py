@@ -72,7 +72,9 @@ def reference(inst: dict[str, object]) -> tuple[list[int], list[frozenset[int]],
     priority (and a policy that may preempt); of another policy for reclaim (the waiter stays
     within its reservation) or strictly lower priority, and only while that policy borrows on
     a key both need once the set's earlier victims (in the documented order: other policies
-    first, lowest priority, most recently admitted, highest id) of that policy are gone."""
+    first, lowest priority, most recently admitted, highest id) of that policy are gone; for
+    priority (not reclaim), that policy must keep its reservation on those keys once the victim
+    is gone too."""
     capacity = {k: v * SCALE for k, v in inst["capacity"].items()}  # type: ignore[attr-defined]
     policies: dict = inst["policies"]  # type: ignore[type-arg, assignment]
     jobs: list = inst["jobs"]  # type: ignore[type-arg, assignment]
@@ -116,6 +118,9 @@ def reference(inst: dict[str, object]) -> tuple[list[int], list[frozenset[int]],
             reserved = policies[job["policy"]]["reserved"]
             contended = [k for k in KEYS if _amount(job).get(k) and demand.get(k)]
             if not any(theirs[k] - before[k] > reserved[k] * SCALE for k in contended):
+                return False
+            after = {k: theirs[k] - before[k] - _amount(job).get(k, 0) for k in KEYS}
+            if not reclaim and not all(after[k] >= reserved[k] * SCALE for k in contended):
                 return False
             for k, v in _amount(job).items():
                 before[k] += v
