@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.model import JobRequest, Status
@@ -81,7 +81,11 @@ _ENVS: dict[str, dict[str, str]] = {}
 _REQUESTS: dict[str, JobRequest] = {}
 
 
-def _bounded(cache: dict, key: object, make: Callable[[], object]) -> object:  # type: ignore[type-arg]
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _bounded(cache: dict[K, V], key: K, make: Callable[[], V]) -> V:
     """Rows repeat (a batch's ranks, the same reason): parse each text once, in a bounded cache."""
     if key not in cache:
         if len(cache) > 10_000:
@@ -101,7 +105,7 @@ def _reason(code: str, detail: str | None) -> Reason | None:
 def reason_of(code: str | None, detail: str | None) -> Reason | None:
     if code is None:
         return None
-    return _bounded(_REASONS, (code, detail), lambda: _reason(code, detail))  # type: ignore[return-value]
+    return _bounded(_REASONS, (code, detail), lambda: _reason(code, detail))
 
 
 def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
@@ -139,7 +143,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         preempted_for,
         claim_until,
     ) = row
-    parsed: JobRequest = _bounded(_REQUESTS, request, lambda: request_of(request))  # type: ignore[assignment]
+    parsed = _bounded(_REQUESTS, request, lambda: request_of(request))
     return JobRecord(
         id=job_id,
         batch=batch,
@@ -148,7 +152,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         num_jobs=num_jobs,
         request=parsed,
         run=run,
-        envs=_bounded(_ENVS, envs, lambda: json.loads(envs)),  # type: ignore[arg-type]
+        envs=_bounded(_ENVS, envs, lambda: json.loads(envs)),
         retries=retries,
         retries_left=retries_left,
         status=Status(status),
