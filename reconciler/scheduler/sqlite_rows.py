@@ -94,6 +94,11 @@ def _bounded(cache: dict[K, V], key: K, make: Callable[[], V]) -> V:
     return cache[key]
 
 
+def _envs(text: str) -> dict[str, str]:
+    parsed: dict[str, str] = _bounded(_ENVS, text, lambda: json.loads(text))
+    return parsed
+
+
 def _reason(code: str, detail: str | None) -> Reason | None:
     try:
         known = ReasonCode(code)
@@ -152,7 +157,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         num_jobs=num_jobs,
         request=parsed,
         run=run,
-        envs=_bounded(_ENVS, envs, lambda: json.loads(envs)),
+        envs=_envs(envs),
         retries=retries,
         retries_left=retries_left,
         status=Status(status),
