@@ -123,32 +123,46 @@ def applied_config(
     machines: list[ResourceRecord] = []
     defaults: dict[str, str | None] = {}
     for record in state:
-        kind, attributes = record.resource_type, record.attributes
-        name = record.address.split(".", 1)[-1]
-        if kind == "resource_pool":
-            pools[name] = Pool(name, "resource", _amounts(attributes.get("capacity")), ())
-        elif kind == "worker_pool":
-            pools[name] = _worker_pool(record, (workers or {}).get(name))
-        elif kind == "machine_type":
-            machines.append(record)
-        elif kind == "subject_policy" and isinstance(attributes.get("pool"), str):
-            limit = attributes.get("limit")
-            policies[name] = Policy(
-                name=name,
-                subject=str(attributes.get("subject") or "") or None,
-                pool=attributes["pool"],
-                priority=int(attributes.get("priority") or 0),
-                reserved=_amounts(attributes.get("reserved")),
-                limit=None if limit is None else _amounts(limit),
-                may_preempt=attributes.get("preemption") != "Never",
-            )
-        elif kind == "cluster":
-            for key in ("default_compute_pool", "default_aux_pool"):
-                value = attributes.get(key)
-                defaults[key] = value if isinstance(value, str) else None
+        try:
+            _read(record, pools, policies, machines, defaults, workers)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError):
+            continue  # not what it claims to be: skipped (drift and plan report such records)
     for pool in _machine_pools(machines):
         pools.setdefault(pool.name, pool)
     return _bind(state.serial, pools, policies, defaults)
+
+
+def _read(
+    record: ResourceRecord,
+    pools: dict[str, Pool],
+    policies: dict[str, Policy],
+    machines: list[ResourceRecord],
+    defaults: dict[str, str | None],
+    workers: Mapping[str, Sequence[tuple[str, str | None]]] | None,
+) -> None:
+    kind, attributes = record.resource_type, record.attributes
+    name = record.address.split(".", 1)[-1]
+    if kind == "resource_pool":
+        pools[name] = Pool(name, "resource", _amounts(attributes.get("capacity")), ())
+    elif kind == "worker_pool":
+        pools[name] = _worker_pool(record, (workers or {}).get(name))
+    elif kind == "machine_type":
+        machines.append(record)
+    elif kind == "subject_policy" and isinstance(attributes.get("pool"), str):
+        limit = attributes.get("limit")
+        policies[name] = Policy(
+            name=name,
+            subject=str(attributes.get("subject") or "") or None,
+            pool=attributes["pool"],
+            priority=int(attributes.get("priority") or 0),
+            reserved=_amounts(attributes.get("reserved")),
+            limit=None if limit is None else _amounts(limit),
+            may_preempt=attributes.get("preemption") != "Never",
+        )
+    elif kind == "cluster":
+        for key in ("default_compute_pool", "default_aux_pool"):
+            value = attributes.get(key)
+            defaults[key] = value if isinstance(value, str) else None
 
 
 def _bind(
