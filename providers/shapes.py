@@ -13,7 +13,7 @@ from providers.catalog import CATALOG, MARKETS, choose_instance_type, unknown_ty
 from providers.protocol import ErrorKind, ProviderError, ResourceSpec
 
 GROUP_TYPES = ("machine_type", "worker_pool")
-CONTROL_PLANE_TYPES = ("compute_config", "resource_pool", "subject_policy")
+CONTROL_PLANE_TYPES = ("cluster", "compute_config", "resource_pool", "subject_policy")
 TEMPLATE_FIELDS = ("advanced_instance_config", "zones", "user_data")
 
 

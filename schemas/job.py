@@ -6,15 +6,28 @@ subject). A job never carries setup, workdir or file mounts: workers are prepare
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+import re
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, field_validator
 
 from schemas.accelerators import Accelerators, accelerator_count
 from schemas.base import NAME_PATTERN, Document, Strict
-from schemas.quantities import Quantity
+from schemas.quantities import Quantity, parse_quantity
+from schemas.resource_pool import RESOURCE_KEY, STANDARD_KEYS
 
 _WORKER_ONLY = ("setup", "workdir", "file_mounts", "storage_mounts")
+_AT_LEAST = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*\+\s*$")
+
+
+def _at_least(value: Any) -> Any:
+    """SkyPilot's `4+` (at least 4): any other string must be a quantity."""
+    if isinstance(value, str) and not _AT_LEAST.match(value):
+        parse_quantity(value)
+    return value
+
+
+AtLeast = Annotated[Quantity | str, AfterValidator(_at_least)]
 
 
 class JobResources(Strict):
@@ -23,12 +36,33 @@ class JobResources(Strict):
     )
     gpu: Quantity | None = None
     cpu: Quantity | None = None
-    cpus: Quantity | str | None = None
-    memory: Quantity | str | None = None
-    custom: dict[str, Quantity] = Field(default_factory=dict, description="Custom resource keys.")
+    cpus: AtLeast | None = None
+    memory: AtLeast | None = Field(None, description="Bytes (`8GB`, `16Gi`); SkyPilot's `32+`: GB.")
+    custom: dict[str, Quantity] = Field(
+        default_factory=dict, description="Custom resource keys a pool declares (licenses, ...)."
+    )
     instance_type: str | None = None
     use_spot: bool | None = None
-    resource_pool: str | None = Field(None, description="Determined's way to name the pool.")
+    resource_pool: str | None = Field(
+        None, pattern=NAME_PATTERN, description="Determined's way to name the pool."
+    )
+
+    @field_validator("custom")
+    @classmethod
+    def _custom_keys(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for key in value:
+            if not re.match(RESOURCE_KEY, key):
+                raise ValueError(f"{key!r} is not a resource key (lower case, digits, . _ -)")
+            if key in STANDARD_KEYS or key == "worker":
+                raise ValueError(
+                    f"`{key}` is not a custom key"
+                    + (
+                        "; every job takes one step_run"
+                        if key == "step_run"
+                        else f"; write resources.{key}"
+                    )
+                )
+        return value
 
 
 class Job(Document):
@@ -38,7 +72,9 @@ class Job(Document):
     run: str = Field(min_length=1, description="The command, run in the worker's directory.")
     pool: str | None = Field(None, pattern=NAME_PATTERN)
     subject: str | None = None
-    priority: int = Field(0, ge=-1_000_000, le=1_000_000)
+    priority: int | None = Field(
+        None, ge=-1_000_000, le=1_000_000, description="Higher wins; default: its policy's."
+    )
     preemptible: bool = True
     retries: int = Field(0, ge=0, le=100)
     num_jobs: int = Field(1, ge=1, le=100_000)

@@ -15,6 +15,7 @@ from reconciler.cli.config_commands import effective, fmt, schema, validate
 from reconciler.cli.drift_commands import drift
 from reconciler.cli.import_commands import import_, local
 from reconciler.cli.plan_commands import graph, plan, show
+from reconciler.cli.scheduler_commands import jobs, pools, scheduler
 from reconciler.cli.state_commands import force_unlock, state
 
 
@@ -41,6 +42,9 @@ cli.add_command(state)
 cli.add_command(force_unlock)
 cli.add_command(import_)
 cli.add_command(local)
+cli.add_command(jobs)
+cli.add_command(pools)
+cli.add_command(scheduler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,7 +22,15 @@ from pydantic import BaseModel
 
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
-from schemas import ComputeConfig, MachinePool, MachineType, ResourcePool, SubjectPolicy, WorkerPool
+from schemas import (
+    Cluster,
+    ComputeConfig,
+    MachinePool,
+    MachineType,
+    ResourcePool,
+    SubjectPolicy,
+    WorkerPool,
+)
 from schemas.base import Document, Strict
 from schemas.rules import sensitive_paths
 
@@ -254,4 +262,12 @@ def expand(
                 max_unavailable=wp.max_unavailable,
             ),
         )
+    cluster = configuration.find(Cluster, configuration.cluster.name)
+    if cluster is not None and (cluster.default_compute_pool or cluster.default_aux_pool):
+        # Only the scheduling defaults: the scheduler reads what was applied, not the YAML.
+        defaults = {
+            "default_compute_pool": cluster.default_compute_pool,
+            "default_aux_pool": cluster.default_aux_pool,
+        }
+        add(cluster, DesiredResource(f"cluster.{cluster.name}", "cluster", Cluster, defaults))
     return {r.address: r for r in sorted(resources, key=lambda r: r.address)}

@@ -33,7 +33,7 @@ def edit(path: Path, old: str, new: str) -> None:
 def test_create_resize_replace_destroy_recreate(quickstart: Path) -> None:
     created = poolform("apply", quickstart, "--auto-approve")
     assert created.returncode == 0, created.stderr
-    assert "Apply complete! Resources: 7 added" in created.stdout
+    assert "Apply complete! Resources: 8 added" in created.stdout  # with cluster.quickstart
     assert_converged(quickstart)
     workers = running(quickstart)["c5.xlarge"]
     assert len(workers) == 2
@@ -61,7 +61,7 @@ def test_create_resize_replace_destroy_recreate(quickstart: Path) -> None:
 
     destroyed = poolform("destroy", quickstart, "--auto-approve")
     assert destroyed.returncode == 0, destroyed.stderr
-    assert "7 destroyed" in destroyed.stdout
+    assert "8 destroyed" in destroyed.stdout
     assert running(quickstart) == {}
     assert recorded_addresses(quickstart) == []
 

@@ -90,7 +90,10 @@ def test_a_tagged_resource_no_record_accounts_for_is_reported_and_never_deleted(
     drop_records(run, quickstart, WORKERS)
 
     plan = plan_json(run, quickstart)
-    assert plan["changes"] == []
+    # Only the cluster's scheduling defaults change (the default aux pool went with the file).
+    assert [(c["address"], c["action"]) for c in plan["changes"]] == [
+        ("cluster.quickstart", "update")
+    ]
     [warning] = plan["warnings"]
     assert f"poolform import {WORKERS} {group}" in warning
     text = run("plan", quickstart)

@@ -42,7 +42,7 @@ def test_first_plan_creates_everything_and_json_matches_its_schema(run, quicksta
     assert result.code == 2, result.err
     document = json.loads(result.out)
     jsonschema.validate(document, PLAN_SCHEMA)
-    assert document["summary"]["add"] == 7
+    assert document["summary"]["add"] == 8  # with cluster.quickstart, the scheduling defaults
     assert {c["action"] for c in document["changes"]} == {"create"}
     # providers first: a policy comes after the pool it draws from
     position = {a: i for i, level in enumerate(document["order"]) for a in level}

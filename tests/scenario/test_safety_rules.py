@@ -33,7 +33,7 @@ def test_apply_of_a_yaml_file_says_it_takes_a_plan_file_or_a_directory(
     before = recorded_addresses(quickstart)
     result = run("apply", quickstart / "machine-pool.yaml", "--auto-approve")
     assert result.code == 1 and NOT_A_PLAN in result.err
-    assert recorded_addresses(quickstart) == before and len(before) == 7
+    assert recorded_addresses(quickstart) == before and len(before) == 8
 
 
 def test_planning_one_file_of_an_applied_configuration_destroys_nothing(
@@ -57,13 +57,13 @@ def test_an_emptied_configuration_with_recorded_resources_is_refused(
     for args in (("plan",), ("plan", "-out", tmp_path / "p"), ("apply", "--auto-approve")):
         result = run(args[0], quickstart, *args[1:])
         assert result.code == 1, (args, result.out)
-        assert "declares nothing" in result.err and "7 resource(s)" in result.err
+        assert "declares nothing" in result.err and "8 resource(s)" in result.err
         assert f"poolform destroy {quickstart}" in result.err
-    assert serial_of(quickstart) == serial and len(recorded_addresses(quickstart)) == 7
+    assert serial_of(quickstart) == serial and len(recorded_addresses(quickstart)) == 8
     # Deleting everything is still possible, when asked for by name.
     assert run("plan", quickstart, "--destroy", "--detailed-exitcode").code == 2
     destroyed = run("destroy", quickstart, "--auto-approve")
-    assert destroyed.code == 0 and "7 destroyed" in destroyed.out
+    assert destroyed.code == 0 and "8 destroyed" in destroyed.out
     assert recorded_addresses(quickstart) == []
 
 

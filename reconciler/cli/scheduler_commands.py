@@ -1,0 +1,355 @@
+"""`jobs`, `pools` and `scheduler`: submit and watch jobs, see pools, run the scheduler loop.
+
+Parse, call a use case from reconciler.scheduler, render. Text for people, `--json` for tools
+(the contract is reconciler/scheduler/jobs.schema.json).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from reconciler.errors import PoolformError
+
+if TYPE_CHECKING:
+    from reconciler.scheduler.context import SchedulerContext
+    from reconciler.scheduler.loop import CycleReport
+    from reconciler.scheduler.store import JobRecord
+    from state import StateSnapshot
+
+STATUSES = ("queued", "admitted", "running", "succeeded", "failed", "cancelled", "rejected")
+
+
+def dir_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--dir",
+        "directory",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="The configuration directory whose applied state jobs run on (default: the "
+        "nearest one with a .poolform/ directory, from the job file's or this directory up).",
+    )(function)
+
+
+def _configuration_dir(directory: Path | None, near: Path | None = None) -> Path:
+    """--dir, or the nearest directory holding poolform state, from the job file's directory
+    (then the current one) upwards; the current directory when there is none."""
+    if directory is not None:
+        return directory
+    starts = ([near.resolve().parent] if near is not None else []) + [Path.cwd()]
+    for start in starts:
+        for candidate in (start, *start.parents):
+            if (candidate / ".poolform").is_dir():
+                return candidate
+    return Path(".")
+
+
+def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(
+        function
+    )
+
+
+def _duration(text: str) -> float:
+    from schemas.quantities import parse_duration
+
+    try:
+        return float(parse_duration(text))
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
+
+
+def _context(directory: Path | None, near: Path | None = None) -> SchedulerContext:
+    """The scheduler's store and executor beside the configuration's state, reading state
+    through one consistent read per call (no lock, no serial change)."""
+    from reconciler.checks import load_configuration
+    from reconciler.scheduler.context import open_context
+    from reconciler.workspace import open_state, state_path
+
+    configuration = load_configuration(_configuration_dir(directory, near))
+    path = state_path(configuration)
+
+    def read_state() -> StateSnapshot | None:
+        if configuration.cluster.state.backend == "sqlite" and not path.exists():
+            return None
+        backend = open_state(configuration)
+        try:
+            return backend.read()
+        finally:
+            backend.close()
+
+    return open_context(path.parent, read_state)
+
+
+def _echo_json(data: object) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True))
+
+
+def _lines(lines: list[str]) -> None:
+    for line in lines:
+        click.echo(line)
+
+
+def _ids(jobs: list[JobRecord]) -> str:
+    from reconciler.scheduler.text import id_range
+
+    return id_range(jobs)
+
+
+# -- jobs ------------------------------------------------------------------------------------
+
+
+@click.group()
+def jobs() -> None:
+    """Submit jobs to the applied pools, and watch, explain and cancel them."""
+
+
+@jobs.command("submit")
+@click.argument("job_file", type=click.Path(path_type=Path, dir_okay=False))
+@click.option("--pool", help="Run on this pool (overrides the job file).")
+@click.option("--subject", help="Account to this subject's policy (overrides the job file).")
+@click.option("--num-jobs", type=click.IntRange(1, 100_000), help="Submit N jobs, ranks 0..N-1.")
+@click.option("--priority", type=click.IntRange(-1_000_000, 1_000_000), help="Higher wins.")
+@click.option("--preemptible/--no-preemptible", default=None, help="Override the job file.")
+@json_option
+@dir_option
+def jobs_submit(
+    job_file: Path,
+    pool: str | None,
+    subject: str | None,
+    num_jobs: int | None,
+    priority: int | None,
+    preemptible: bool | None,
+    as_json: bool,
+    directory: Path | None,
+) -> None:
+    """Queue a job (no running scheduler needed); exit 1 if no pool could ever run it."""
+    from reconciler.scheduler import jobs as usecases
+    from reconciler.scheduler.jobfile import Overrides
+    from reconciler.scheduler.views import submitted_json
+
+    ctx = _context(directory, near=job_file)
+    try:
+        overrides = Overrides(pool, subject, num_jobs, priority, preemptible)
+        result = usecases.submit(ctx, job_file, overrides)
+    finally:
+        ctx.close()
+    if as_json:
+        _echo_json(submitted_json(result.jobs))
+    if result.rejected is not None:
+        raise PoolformError(
+            f"job rejected ({result.rejected.code.value}): {result.rejected.message}",
+            hint=f"recorded as job(s) {_ids(result.jobs)}, status rejected",
+        )
+    if not as_json:
+        first = result.jobs[0]
+        ranks = f", ranks 0-{len(result.jobs) - 1}" if len(result.jobs) > 1 else ""
+        click.echo(
+            f"Submitted {first.name}{ranks} to pool {first.pool}: job id(s) {_ids(result.jobs)}"
+        )
+
+
+@jobs.command("list")
+@click.option("--pool", help="Only jobs on this pool.")
+@click.option("--status", type=click.Choice(STATUSES), help="Only jobs with this status.")
+@json_option
+@dir_option
+def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Path | None) -> None:
+    """Every job, oldest first, with its status and why it waits."""
+    from reconciler.scheduler import jobs as usecases
+    from reconciler.scheduler.model import Status
+    from reconciler.scheduler.views import list_json
+
+    ctx = _context(directory)
+    try:
+        found = usecases.list_jobs(ctx, pool, Status(status) if status else None)
+    finally:
+        ctx.close()
+    if as_json:
+        _echo_json(list_json(found))
+        return
+    from reconciler.scheduler.text import jobs_table
+
+    _lines(jobs_table(found))
+
+
+@jobs.command("show")
+@click.argument("job_id", type=int)
+@json_option
+@dir_option
+def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
+    """A job, why it is not running (one line per candidate pool), and its history."""
+    from reconciler.scheduler import jobs as usecases
+    from reconciler.scheduler.views import detail_json
+
+    ctx = _context(directory)
+    try:
+        detail = usecases.show(ctx, job_id)
+    finally:
+        ctx.close()
+    if as_json:
+        _echo_json(detail_json(detail))
+        return
+    from reconciler.scheduler.text import job_story
+
+    _lines(job_story(detail))
+
+
+@jobs.command("cancel")
+@click.argument("job_ids", type=int, nargs=-1)
+@click.option("--pool", help="Cancel every queued and running job of this pool.")
+@click.option("--grace", default="30s", show_default=True, help="SIGTERM, then SIGKILL after.")
+@dir_option
+def jobs_cancel(
+    job_ids: tuple[int, ...], pool: str | None, grace: str, directory: Path | None
+) -> None:
+    """Cancel jobs: queued ones at once; running ones get SIGTERM, then SIGKILL after --grace."""
+    from reconciler.scheduler import jobs as usecases
+
+    seconds = _duration(grace)
+    ctx = _context(directory)
+    try:
+        changed = usecases.cancel(ctx, list(job_ids), pool, seconds)
+    finally:
+        ctx.close()
+    if not changed:
+        click.echo("Nothing to cancel: the job(s) had already ended.")
+        return
+    done = [j for j in changed if j.status.value == "cancelled"]
+    stopping = [j for j in changed if j.status.value != "cancelled"]
+    if done:
+        click.echo(f"Cancelled {len(done)} queued job(s): {_ids(done)}")
+    if stopping:
+        click.echo(
+            f"Stopping {len(stopping)} running job(s): {_ids(stopping)} "
+            "(the scheduler records them as cancelled once they exit)"
+        )
+
+
+@jobs.command("logs")
+@click.argument("job_id", type=int)
+@click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
+@dir_option
+def jobs_logs(job_id: int, follow: bool, directory: Path | None) -> None:
+    """A job's output (every attempt), as captured in its log file."""
+    from reconciler.scheduler import jobs as usecases
+
+    ctx = _context(directory)
+    try:
+        for chunk in usecases.logs(ctx, job_id, follow, time.sleep):
+            click.echo(chunk, nl=False)
+    finally:
+        ctx.close()
+
+
+# -- pools -----------------------------------------------------------------------------------
+
+
+@click.group()
+def pools() -> None:
+    """Capacity and usage of the applied pools."""
+
+
+@pools.command("status")
+@click.argument("name", required=False)
+@json_option
+@dir_option
+def pools_status(name: str | None, as_json: bool, directory: Path | None) -> None:
+    """Per pool and key: capacity, reserved, used, borrowed, queued demand; per policy its share."""
+    from reconciler.scheduler.pools import pools_status as usecase
+    from reconciler.scheduler.views import pools_json
+
+    ctx = _context(directory)
+    try:
+        found = usecase(ctx, name)
+    finally:
+        ctx.close()
+    if as_json:
+        _echo_json(pools_json(found))
+        return
+    if not found:
+        click.echo("No pools are applied yet (poolform apply first).")
+    from reconciler.scheduler.text import pool_usage
+
+    bars = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+    for pool in found:
+        _lines(pool_usage(pool, bars))
+
+
+# -- scheduler -------------------------------------------------------------------------------
+
+
+@click.group()
+def scheduler() -> None:
+    """The scheduler loop that admits, starts and preempts jobs."""
+
+
+@scheduler.command("run")
+@click.option("--once", is_flag=True, help="Run one cycle and exit (jobs keep running).")
+@click.option(
+    "--interval",
+    type=click.FloatRange(0.01, 3600),
+    default=1.0,
+    show_default=True,
+    help="Seconds between cycles.",
+)
+@click.option(
+    "--grace",
+    default="30s",
+    show_default=True,
+    help="Between SIGTERM and SIGKILL when preempting or cancelling.",
+)
+@dir_option
+def scheduler_run(once: bool, interval: float, grace: str, directory: Path | None) -> None:
+    """Watch the applied pools and the queue; admit, start and preempt jobs. Stop with Ctrl-C
+    or SIGTERM: running jobs keep running, and the next run finds them."""
+    from reconciler.scheduler.loop import LoopSettings
+    from reconciler.scheduler.pools import run_scheduler
+
+    settings = LoopSettings(grace=_duration(grace))
+    stop = {"asked": False}
+
+    def ask_stop(_signum: int, _frame: object) -> None:
+        stop["asked"] = True
+
+    def nap(seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while not stop["asked"] and time.monotonic() < deadline:
+            time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
+
+    ctx = _context(directory)
+    previous = [signal.signal(s, ask_stop) for s in (signal.SIGINT, signal.SIGTERM)]
+    try:
+        if not once:
+            click.echo(
+                f"scheduler: watching {ctx.state_dir.parent} every {interval:g}s "
+                "(Ctrl-C stops it; running jobs keep running)"
+            )
+        run_scheduler(
+            ctx,
+            once=once,
+            interval=interval,
+            settings=settings,
+            on_cycle=lambda r: _report(r, once),
+            should_stop=lambda: stop["asked"],
+            sleep=nap,
+        )
+    finally:
+        for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
+            signal.signal(signum, handler)
+        ctx.close()
+
+
+def _report(report: CycleReport, always: bool) -> None:
+    from reconciler.scheduler.text import cycle_line
+
+    if report.eventful or always:
+        click.echo(cycle_line(report))

@@ -1,0 +1,107 @@
+"""What the use cases work with: the store, the executor, the applied configuration and the
+clock, opened for one configuration's state directory.
+
+The caller passes `read_state` (one consistent read of the state backend, or None when nothing
+was ever applied): the scheduler reads state only through it, so it never takes the state
+lock and never raises the serial.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from reconciler.errors import PoolformError
+from reconciler.scheduler.applied import applied_config
+from reconciler.scheduler.executor import Executor
+from reconciler.scheduler.local_executor import LocalExecutor
+from reconciler.scheduler.model import AppliedConfig
+from reconciler.scheduler.sqlite_store import SqliteStore
+from reconciler.scheduler.store import SchedulerStore
+from state import StateSnapshot
+
+STORE_NAME = "scheduler.db"
+LOCK_NAME = "scheduler.lock"
+JOBS_DIR = "jobs"
+
+
+@dataclass
+class SchedulerContext:
+    store: SchedulerStore
+    executor: Executor
+    read_config: Callable[[], AppliedConfig]
+    clock: Callable[[], float]
+    state_dir: Path
+
+    def close(self) -> None:
+        self.store.close()
+
+    @contextlib.contextmanager
+    def exclusive(self) -> Iterator[None]:
+        """One scheduler loop per store: an OS lock, released even when the holder is killed."""
+        path = self.state_dir / LOCK_NAME
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "unknown"
+                raise PoolformError(
+                    f"another scheduler is running for this configuration (pid {holder})",
+                    hint="stop it first, or let it do the work: it picks up new jobs by itself",
+                ) from None
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, str(os.getpid()).encode(), 0)
+            yield
+        finally:
+            os.close(fd)
+
+
+def config_reader(
+    read_state: Callable[[], StateSnapshot | None], state_dir: Path
+) -> Callable[[], AppliedConfig]:
+    """Applied configuration from state, with the ready workers of local worker pools; the
+    workers are read again on every call (apply may have resized a pool)."""
+
+    def read() -> AppliedConfig:
+        state = read_state()
+        if state is None:
+            return AppliedConfig(0, {}, {})
+        groups = {
+            record.address.split(".", 1)[1]: record.provider_ids.get("group", "")
+            for record in state
+            if record.resource_type == "worker_pool"
+            and record.attributes.get("provider", "local") == "local"
+        }
+        workers = None
+        if groups:
+            from providers.local.inventory import ready_workers
+
+            found = ready_workers(state_dir, groups)
+            workers = {
+                name: [(wid, directory) for wid, directory in rows] for name, rows in found.items()
+            }
+        return applied_config(state, workers)
+
+    return read
+
+
+def open_context(
+    state_dir: Path,
+    read_state: Callable[[], StateSnapshot | None],
+    clock: Callable[[], float] = time.time,
+) -> SchedulerContext:
+    state_dir = Path(state_dir)
+    state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return SchedulerContext(
+        store=SqliteStore(state_dir / STORE_NAME),
+        executor=LocalExecutor(state_dir / JOBS_DIR),
+        read_config=config_reader(read_state, state_dir),
+        clock=clock,
+        state_dir=state_dir,
+    )

@@ -1,0 +1,58 @@
+"""The executor Protocol: start a job's process, signal it, and see how it is doing.
+
+An attempt is one run of a job (a preempted job runs again as its next attempt). Executors
+must make `start` safe against a scheduler that dies at any moment: an attempt runs at most
+once, and whether it started, runs or ended can be learned later by a new scheduler process
+from the attempt alone (`observe`), even for a pid it never recorded.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Launch:
+    job: int
+    attempt: int
+    name: str
+    run: str
+    env: Mapping[str, str]
+    workdir: Path | None  # a worker's directory; None: the job's own directory
+
+
+class Phase(enum.Enum):
+    NOT_STARTED = "not_started"  # no process ever ran this attempt (and now none will)
+    RUNNING = "running"
+    EXITED = "exited"  # ended and recorded its exit status
+    VANISHED = "vanished"  # started, gone, no exit status (killed, or its machine rebooted)
+
+
+@dataclass(frozen=True)
+class Observation:
+    phase: Phase
+    pid: int | None = None
+    exit_code: int | None = None
+
+
+class Executor(Protocol):
+    def start(self, launch: Launch) -> int:
+        """Start the attempt's process; returns its pid (the process group leader)."""
+        ...
+
+    def observe(self, job: int, attempt: int, *, fence: bool = False) -> Observation:
+        """How the attempt is doing. With `fence`, an attempt that has not started is marked
+        so it never will (a launch that was in flight when a scheduler died)."""
+        ...
+
+    def signal(self, job: int, attempt: int, pid: int, *, kill: bool) -> None:
+        """SIGTERM (or SIGKILL) to the attempt's whole process group; no error if gone."""
+        ...
+
+    def log_path(self, job: int) -> Path | None:
+        """Where the job's output is captured (None: this executor keeps no log file)."""
+        ...

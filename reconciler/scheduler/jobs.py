@@ -1,0 +1,149 @@
+"""Use cases for jobs: submit, list, show, cancel, logs. Plain functions over a
+SchedulerContext; they return data and raise PoolformError, and never print or exit."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from reconciler.errors import PoolformError
+from reconciler.scheduler.context import SchedulerContext
+from reconciler.scheduler.explain import CandidateLine, explain
+from reconciler.scheduler.jobfile import Overrides, load_job, request_of
+from reconciler.scheduler.lifecycle import snapshot_of
+from reconciler.scheduler.model import HOLDING, TERMINAL, Status
+from reconciler.scheduler.reasons import Reason
+from reconciler.scheduler.routing import resolve
+from reconciler.scheduler.store import Event, JobRecord, NewJob
+
+
+@dataclass(frozen=True)
+class Submitted:
+    jobs: list[JobRecord]
+    rejected: Reason | None  # set when no route could ever run the job: nothing was queued
+
+
+def submit(ctx: SchedulerContext, path: Path, overrides: Overrides) -> Submitted:
+    job = load_job(path)
+    request = request_of(job, overrides)
+    count = overrides.num_jobs or job.num_jobs
+    config = ctx.read_config()
+    routes = resolve(request, config)
+    if isinstance(routes, Reason):
+        status, why, pool, subject, priority = (
+            Status.REJECTED,
+            routes,
+            request.pool,
+            request.subject,
+            request.priority,
+        )
+    else:
+        first = routes[0]
+        status, why, pool, priority = Status.QUEUED, None, first.pool, first.priority
+        subject = request.subject or config.policies[first.policy].subject
+    new = [
+        NewJob(
+            job.name,
+            rank,
+            count,
+            request,
+            job.run,
+            job.envs,
+            job.retries,
+            status,
+            why,
+            pool,
+            subject,
+            priority,
+        )
+        for rank in range(count)
+    ]
+    records = ctx.store.submit(new, ctx.clock())
+    return Submitted(records, why)
+
+
+def list_jobs(
+    ctx: SchedulerContext, pool: str | None = None, status: Status | None = None
+) -> list[JobRecord]:
+    return ctx.store.jobs(pool=pool, status=status)
+
+
+def _get(ctx: SchedulerContext, job_id: int) -> JobRecord:
+    record = ctx.store.get(job_id)
+    if record is None:
+        raise PoolformError(f"no job {job_id}", hint="`poolform jobs list` shows every job")
+    return record
+
+
+@dataclass(frozen=True)
+class JobDetail:
+    job: JobRecord
+    events: list[Event]
+    candidates: list[CandidateLine]
+    unroutable: Reason | None  # a queued job no route would take now (rejected next cycle)
+
+
+def show(ctx: SchedulerContext, job_id: int) -> JobDetail:
+    record = _get(ctx, job_id)
+    events = ctx.store.events(job_id)
+    if record.status is not Status.QUEUED:
+        return JobDetail(record, events, [], None)
+    config = ctx.read_config()
+    snapshot = snapshot_of(config, ctx.store.jobs(active=True), 0, 0.0)
+    lines = explain(record, snapshot)
+    if isinstance(lines, Reason):
+        return JobDetail(record, events, [], lines)
+    return JobDetail(record, events, lines, None)
+
+
+def cancel(
+    ctx: SchedulerContext, job_ids: Sequence[int], pool: str | None, grace: float
+) -> list[JobRecord]:
+    """Queued jobs end cancelled now; running ones get SIGTERM now and SIGKILL from the
+    scheduler after `grace`. Jobs already finished are left as they are."""
+    if not job_ids and pool is None:
+        raise PoolformError("name the jobs to cancel, or a pool with --pool")
+    wanted = [_get(ctx, job_id).id for job_id in job_ids]
+    if pool is not None:
+        wanted += [job.id for job in ctx.store.jobs(pool=pool, active=True)]
+    changed = ctx.store.cancel(sorted(set(wanted)), ctx.clock(), grace)
+    for job in changed:
+        if job.status in HOLDING and job.pid is not None:
+            ctx.executor.signal(job.id, job.attempt, job.pid, kill=False)
+    return changed
+
+
+def logs(
+    ctx: SchedulerContext,
+    job_id: int,
+    follow: bool,
+    sleep: Callable[[float], None],
+    poll: float = 0.2,
+) -> Iterator[str]:
+    """The job's output; with `follow`, new output as it comes until the job has ended."""
+    _get(ctx, job_id)
+    path = ctx.executor.log_path(job_id)
+    offset = 0
+    while True:
+        record = ctx.store.get(job_id)
+        done = record is None or record.status in TERMINAL
+        chunk = _read_from(path, offset)
+        if chunk:
+            offset += len(chunk)
+            yield chunk.decode(errors="replace")
+        if not follow or (done and not chunk):
+            return
+        if not chunk:
+            sleep(poll)
+
+
+def _read_from(path: Path | None, offset: int) -> bytes:
+    if path is None:
+        return b""
+    try:
+        with open(path, "rb") as handle:
+            handle.seek(offset)
+            return handle.read(1 << 20)
+    except FileNotFoundError:
+        return b""

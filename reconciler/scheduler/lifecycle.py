@@ -1,0 +1,101 @@
+"""Pure pieces of a job's life around `schedule`: the snapshot built from store records, the
+environment a job runs with, and what a process's end means for the job."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from reconciler.scheduler.model import AppliedConfig, Holding, Queued, Snapshot, Status
+from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+from reconciler.scheduler.store import Ending, JobRecord
+
+
+def snapshot_of(
+    config: AppliedConfig, records: Sequence[JobRecord], cycle: int, claim_ttl: float
+) -> Snapshot:
+    queued: list[Queued] = []
+    holding: list[Holding] = []
+    for job in records:
+        if job.status is Status.QUEUED:
+            queued.append(
+                Queued(
+                    job.id, job.request, job.submitted_at, job.batch, job.claim_until, job.reason
+                )
+            )
+        elif job.status in (Status.ADMITTED, Status.RUNNING) and job.pool and job.policy:
+            holding.append(
+                Holding(
+                    id=job.id,
+                    pool=job.pool,
+                    policy=job.policy,
+                    amounts=job.amounts,
+                    priority=job.priority or 0,
+                    preemptible=job.request.preemptible,
+                    admitted_at=job.admitted_at or 0.0,
+                    batch=job.batch,
+                    worker=job.worker,
+                    stopping=job.stop is not None,
+                    preempted_for=job.preempted_for if job.stop == "preempt" else None,
+                )
+            )
+    return Snapshot(config, tuple(queued), tuple(holding), cycle, claim_ttl)
+
+
+def job_env(job: JobRecord, worker: str | None) -> dict[str, str]:
+    """The job's own envs, then poolform's (and SkyPilot's names for rank and count)."""
+    env = {str(k): str(v) for k, v in job.envs.items()}
+    env.update(
+        {
+            "POOLFORM_JOB_ID": str(job.id),
+            "POOLFORM_JOB_NAME": job.name,
+            "POOLFORM_JOB_RANK": str(job.rank),
+            "POOLFORM_NUM_JOBS": str(job.num_jobs),
+            "POOLFORM_ATTEMPT": str(job.attempt),
+            "POOLFORM_POOL": job.pool or "",
+            "SKYPILOT_JOB_RANK": str(job.rank),
+            "SKYPILOT_NUM_JOBS": str(job.num_jobs),
+        }
+    )
+    if worker:
+        env["POOLFORM_WORKER_ID"] = worker
+    return env
+
+
+def _stop_detail(job: JobRecord) -> Mapping[str, object]:
+    return job.reason.detail if job.reason is not None else {}
+
+
+def ending(job: JobRecord, exit_code: int | None) -> Ending:
+    """What the end of a held job's process means: `exit_code` None when it left none (killed
+    after the grace period, or vanished)."""
+    if job.stop == "cancel":
+        return Ending(Status.CANCELLED, reason(ReasonCode.CANCELLED), exit_code, job.retries_left)
+    if exit_code == 0:
+        return Ending(Status.SUCCEEDED, reason(ReasonCode.SUCCEEDED), 0, job.retries_left)
+    if job.stop == "preempt":
+        detail = _stop_detail(job)
+        left = max(job.retries_left - 1, 0)
+        why = reason(
+            ReasonCode.PREEMPTED,
+            preemptor=detail.get("preemptor", job.preempted_for),
+            why=detail.get("why", "priority"),
+            retries=left,
+        )
+        status = Status.QUEUED if job.retries_left > 0 else Status.FAILED
+        return Ending(status, why, exit_code, left)
+    if exit_code is None:
+        return lost(job)
+    return Ending(Status.FAILED, reason(ReasonCode.EXITED, code=exit_code), exit_code, 0)
+
+
+def lost(job: JobRecord) -> Ending:
+    left = max(job.retries_left - 1, 0)
+    why: Reason = reason(ReasonCode.LOST, retries=left)
+    status = Status.QUEUED if job.retries_left > 0 else Status.FAILED
+    return Ending(status, why, None, left)
+
+
+def interrupted(job: JobRecord) -> Ending:
+    """Admitted, but the scheduler stopped before the process started: queue it again, as it
+    was, without using a retry."""
+    return Ending(Status.QUEUED, reason(ReasonCode.START_INTERRUPTED), None, job.retries_left)

@@ -1,0 +1,160 @@
+"""Jobs as local processes: `bash -c RUN` in a worker's directory or the job's own.
+
+Each attempt runs under a small bash wrapper in its own session (so SIGTERM and SIGKILL reach
+the whole process group, and the job outlives a scheduler killed with kill -9). The wrapper:
+
+1. claims the attempt by creating `claim/` (mkdir is atomic); if it exists the attempt was
+   already run or fenced off by a restarted scheduler, and the wrapper exits without running;
+2. writes its pid to `claim/pid`;
+3. runs the job, waits for it (a trapped SIGTERM does not stop the wrapper, only the job),
+   and writes the exit status to `exit` (via a rename, so it is whole or absent).
+
+Layout under `.poolform/jobs/<id>/` (0700): `output.log` (0600, every attempt appended),
+`work/` (where a job not on a worker runs), and `attempt-<n>/` (command.sh, claim/, exit).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from reconciler.scheduler.executor import Launch, Observation, Phase
+
+WRAPPER = r"""
+attempt=$1; name=$2; mask=$(umask); umask 077
+mkdir "$attempt/claim" 2>/dev/null || exit 0
+echo $$ > "$attempt/claim/pid.tmp" && mv "$attempt/claim/pid.tmp" "$attempt/claim/pid"
+trap 'true' TERM INT HUP
+command=$(cat "$attempt/command.sh")
+(umask "$mask"; exec bash -c "$command" "$name") &
+child=$!
+wait "$child"; code=$?
+while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done
+echo "$code" > "$attempt/exit.tmp" && mv "$attempt/exit.tmp" "$attempt/exit"
+"""
+CLAIM_WITHOUT_PID_S = 30.0  # a wrapper killed between claiming and writing its pid
+
+
+def _private_dir(path: Path) -> Path:
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
+
+
+class LocalExecutor:
+    def __init__(self, jobs_dir: Path):
+        self.jobs_dir = Path(jobs_dir).resolve()  # the wrapper runs elsewhere: paths are absolute
+        self._children: dict[tuple[int, int], subprocess.Popen[bytes]] = {}
+
+    def job_dir(self, job: int) -> Path:
+        return self.jobs_dir / str(job)
+
+    def attempt_dir(self, job: int, attempt: int) -> Path:
+        return self.job_dir(job) / f"attempt-{attempt}"
+
+    def log_path(self, job: int) -> Path:
+        return self.job_dir(job) / "output.log"
+
+    def start(self, launch: Launch) -> int:
+        _private_dir(self.jobs_dir)
+        job_dir = _private_dir(self.job_dir(launch.job))
+        attempt = _private_dir(self.attempt_dir(launch.job, launch.attempt))
+        cwd = launch.workdir or _private_dir(job_dir / "work")
+        command = attempt / "command.sh"
+        fd = os.open(command, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write(launch.run)
+        log_fd = os.open(self.log_path(launch.job), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            if launch.attempt > 1:
+                os.write(log_fd, f"--- poolform: attempt {launch.attempt} ---\n".encode())
+            process = subprocess.Popen(
+                ["bash", "-c", WRAPPER, "poolform-job", str(attempt), launch.name],
+                cwd=cwd,
+                env={**os.environ, **launch.env},
+                stdin=subprocess.DEVNULL,
+                stdout=log_fd,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        finally:
+            os.close(log_fd)
+        self._children[(launch.job, launch.attempt)] = process
+        return process.pid
+
+    def _exit_code(self, attempt: Path) -> int | None:
+        try:
+            return int((attempt / "exit").read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def _alive(self, key: tuple[int, int], pid: int, attempt: Path) -> bool:
+        child = self._children.get(key)
+        if child is not None and child.pid == pid:
+            return child.poll() is None
+        if sys.platform.startswith("linux"):
+            try:  # a reused pid would not carry this attempt's directory on its command line
+                return str(attempt).encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
+            except OSError:
+                return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def observe(self, job: int, attempt: int, *, fence: bool = False) -> Observation:
+        directory = self.attempt_dir(job, attempt)
+        key = (job, attempt)
+        code = self._exit_code(directory)
+        if code is not None:
+            child = self._children.pop(key, None)
+            if child is not None:
+                child.wait()
+            return Observation(Phase.EXITED, exit_code=code)
+        claim = directory / "claim"
+        child = self._children.get(key)
+        if not claim.exists():
+            if child is not None and child.poll() is None:
+                return Observation(Phase.RUNNING, child.pid)  # the wrapper is starting
+            if not fence:
+                return Observation(Phase.NOT_STARTED)
+            _private_dir(directory)
+            try:
+                claim.mkdir()
+            except FileExistsError:
+                pass  # the wrapper claimed it just now: it runs
+            else:
+                return Observation(Phase.NOT_STARTED)
+        pid = self._pid(claim)
+        if pid is None:
+            if time.time() - claim.stat().st_mtime > CLAIM_WITHOUT_PID_S:
+                return Observation(Phase.VANISHED)
+            return Observation(Phase.RUNNING)
+        if self._alive(key, pid, directory):
+            return Observation(Phase.RUNNING, pid)
+        code = self._exit_code(directory)  # it may have ended between the two looks
+        self._children.pop(key, None)
+        if code is not None:
+            return Observation(Phase.EXITED, pid, code)
+        return Observation(Phase.VANISHED, pid)
+
+    @staticmethod
+    def _pid(claim: Path) -> int | None:
+        try:
+            return int((claim / "pid").read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def signal(self, job: int, attempt: int, pid: int, *, kill: bool) -> None:
+        if not self._alive((job, attempt), pid, self.attempt_dir(job, attempt)):
+            return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL if kill else signal.SIGTERM)

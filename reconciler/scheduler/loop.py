@@ -1,0 +1,176 @@
+"""The scheduler loop: only I/O around `schedule`.
+
+One cycle:
+1. reconcile the processes of held jobs (ended ones release their capacity; stop requests past
+   their grace period get SIGKILL; attempts a dead scheduler left half-started are adopted or
+   fenced and queued again);
+2. read the applied configuration (a moved state serial is an apply: queued jobs are checked
+   against it again) and the store into one snapshot;
+3. `schedule(snapshot, now)`;
+4. commit the decisions in one store transaction, then SIGTERM the victims and start the
+   admitted jobs.
+The clock is injected; nothing here decides who runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reconciler.scheduler.executor import Executor, Launch, Phase
+from reconciler.scheduler.lifecycle import ending, interrupted, job_env, lost, snapshot_of
+from reconciler.scheduler.model import HOLDING, AppliedConfig, Decisions, Status
+from reconciler.scheduler.reasons import ReasonCode, reason
+from reconciler.scheduler.schedule import schedule
+from reconciler.scheduler.store import Ended, Ending, JobRecord, SchedulerStore, Started
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    grace: float = 30.0  # seconds between SIGTERM and SIGKILL
+    claim_ttl: float | None = None  # how long a preemptor's claim lasts (default grace + 60s)
+
+    @property
+    def claim_seconds(self) -> float:
+        return self.grace + 60.0 if self.claim_ttl is None else self.claim_ttl
+
+
+@dataclass
+class CycleReport:
+    cycle: int
+    serial: int
+    serial_moved: bool = False
+    ended: list[tuple[int, Status]] = field(default_factory=list)
+    admitted: list[int] = field(default_factory=list)
+    preempted: list[int] = field(default_factory=list)
+    rejected: list[int] = field(default_factory=list)
+    killed: list[int] = field(default_factory=list)
+    queued: int = 0
+    running: int = 0
+    decisions: Decisions | None = None
+
+    @property
+    def eventful(self) -> bool:
+        return bool(
+            self.serial_moved
+            or self.ended
+            or self.admitted
+            or self.preempted
+            or self.rejected
+            or self.killed
+        )
+
+
+class SchedulerLoop:
+    def __init__(
+        self,
+        store: SchedulerStore,
+        executor: Executor,
+        read_config: Callable[[], AppliedConfig],
+        clock: Callable[[], float],
+        settings: LoopSettings | None = None,
+    ):
+        self.store = store
+        self.executor = executor
+        self.read_config = read_config
+        self.clock = clock
+        self.settings = settings or LoopSettings()
+        self.serial: int | None = None
+        self._signalled: set[tuple[int, int]] = set()  # (job, attempt) sent SIGTERM
+
+    # -- 1. processes ------------------------------------------------------------------------
+
+    def reconcile(self, report: CycleReport) -> list[JobRecord]:
+        """Look at every held job's process; returns the active jobs as they are afterwards."""
+        records = self.store.jobs(active=True)
+        endings: list[Ended] = []
+        adopted: list[Started] = []
+        for job in records:
+            if job.status not in HOLDING:
+                continue
+            # Fence: an attempt no process has claimed yet never will, so a slow or lost
+            # launch can be queued again without ever running twice.
+            seen = self.executor.observe(job.id, job.attempt, fence=True)
+            if seen.phase is Phase.NOT_STARTED:
+                endings.append(Ended(job.id, job.attempt, interrupted(job)))
+            elif seen.phase is Phase.EXITED:
+                endings.append(Ended(job.id, job.attempt, ending(job, seen.exit_code)))
+            elif seen.phase is Phase.VANISHED:
+                stopped = job.killed or job.stop is not None
+                result = ending(job, None) if stopped else lost(job)
+                endings.append(Ended(job.id, job.attempt, result))
+            elif seen.pid is not None:
+                if job.pid != seen.pid:
+                    adopted.append(Started(job.id, job.attempt, seen.pid, adopted=True))
+                if job.stop is not None:
+                    self._stop(job, seen.pid, report)
+        self.store.started(adopted, self.clock())
+        done = set(self.store.ended(endings, self.clock()))
+        report.ended += [(e.job, e.ending.status) for e in endings if e.job in done]
+        if done or adopted or report.killed:
+            return self.store.jobs(active=True)
+        return records
+
+    def _stop(self, job: JobRecord, pid: int, report: CycleReport) -> None:
+        key = (job.id, job.attempt)
+        if key not in self._signalled:
+            self.executor.signal(job.id, job.attempt, pid, kill=False)
+            self._signalled.add(key)
+        deadline = job.stop_deadline
+        if not job.killed and deadline is not None and self.clock() >= deadline:
+            self.executor.signal(job.id, job.attempt, pid, kill=True)
+            self.store.killed(job.id, self.clock())
+            report.killed.append(job.id)
+
+    # -- 2-4. decide, commit, act ------------------------------------------------------------
+
+    def cycle(self) -> CycleReport:
+        config = self.read_config()
+        report = CycleReport(self.store.last_cycle() + 1, config.serial)
+        report.serial_moved = self.serial is not None and self.serial != config.serial
+        self.serial = config.serial
+        records = self.reconcile(report)
+        now = self.clock()
+        snapshot = snapshot_of(config, records, report.cycle, self.settings.claim_seconds)
+        decisions = schedule(snapshot, now)
+        stored = {job.id: job.reason for job in snapshot.queued}
+        changed = {j: r for j, r in decisions.reasons.items() if stored.get(j) != r}
+        committed = self.store.commit(decisions, changed, now, self.settings.grace)
+        for victim in committed.preempting:
+            if victim.pid is not None:
+                self.executor.signal(victim.id, victim.attempt, victim.pid, kill=False)
+                self._signalled.add((victim.id, victim.attempt))
+        workers = {w.id: w.directory for pool in config.pools.values() for w in pool.workers}
+        starts = [
+            started
+            for job in committed.admitted
+            if (started := self._start(job, workers.get(job.worker or ""), report)) is not None
+        ]
+        self.store.started(starts, self.clock())
+        report.admitted = [job.id for job in committed.admitted]
+        report.preempted = [job.id for job in committed.preempting]
+        report.rejected = [r.job for r in decisions.rejects]
+        report.queued = len(decisions.reasons)
+        report.running = sum(1 for r in records if r.status in HOLDING) + len(report.admitted)
+        report.decisions = decisions
+        return report
+
+    def _start(self, job: JobRecord, directory: str | None, report: CycleReport) -> Started | None:
+        launch = Launch(
+            job.id,
+            job.attempt,
+            job.name,
+            job.run,
+            job_env(job, job.worker),
+            Path(directory) if directory else None,
+        )
+        try:
+            pid = self.executor.start(launch)
+        except OSError as error:
+            why = reason(ReasonCode.START_FAILED, error=str(error))
+            failed = Ending(Status.FAILED, why, None, 0)
+            if self.store.ended([Ended(job.id, job.attempt, failed)], self.clock()):
+                report.ended.append((job.id, Status.FAILED))
+            return None
+        return Started(job.id, job.attempt, pid)

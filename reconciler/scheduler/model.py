@@ -1,0 +1,206 @@
+"""The scheduler's data: the applied configuration it reads, the snapshot `schedule` decides
+over, and the decisions it returns. Everything is frozen: a cycle decides over one immutable
+picture, so the same snapshot always gives the same decisions."""
+
+from __future__ import annotations
+
+import enum
+import functools
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from reconciler.scheduler.amounts import Amounts
+from reconciler.scheduler.reasons import Reason
+
+
+class Status(enum.StrEnum):
+    QUEUED = "queued"
+    ADMITTED = "admitted"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    REJECTED = "rejected"
+
+
+ACTIVE = (Status.QUEUED, Status.ADMITTED, Status.RUNNING)
+HOLDING = (Status.ADMITTED, Status.RUNNING)  # jobs that hold capacity until they exit
+TERMINAL = (Status.SUCCEEDED, Status.FAILED, Status.CANCELLED, Status.REJECTED)
+
+PoolKind = Literal["resource", "worker", "machine"]
+
+
+# -- the applied configuration -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A SubjectPolicy as applied. `limit` None or a missing key: bounded only by the pool.
+    A pool without policies gets one implicit policy that reserves the whole pool."""
+
+    name: str
+    subject: str | None
+    pool: str
+    priority: int
+    reserved: Mapping[str, int]
+    limit: Mapping[str, int] | None
+    may_preempt: bool = True
+    implicit: bool = False
+
+
+@dataclass(frozen=True)
+class Worker:
+    id: str
+    directory: str | None  # where its jobs run (None: a worker this machine cannot reach)
+
+
+@dataclass(frozen=True)
+class WorkerShape:
+    """What one worker of a worker pool offers a job."""
+
+    gpus: int  # units
+    gpu_types: tuple[str, ...]
+    cpu: int | None  # units; None when unknown
+    memory: int | None
+
+
+@dataclass(frozen=True)
+class Pool:
+    name: str
+    kind: PoolKind
+    capacity: Mapping[str, int]  # declared keys, in units; what admission may fill now
+    policies: tuple[str, ...]
+    gpu_types: tuple[str, ...] = ()  # machine pools: the machine types' GPU models
+    worker_shape: WorkerShape | None = None
+    declared_workers: int = 0  # worker pools: what apply was asked for (fail-fast uses it)
+    workers: tuple[Worker, ...] = ()  # worker pools: the workers ready now
+
+
+@dataclass(frozen=True)
+class AppliedConfig:
+    serial: int
+    pools: Mapping[str, Pool]
+    policies: Mapping[str, Policy]
+    default_compute_pool: str | None = None
+    default_aux_pool: str | None = None
+
+    @functools.cached_property
+    def _by_subject(self) -> dict[str, list[Policy]]:
+        index: dict[str, list[Policy]] = {}
+        for policy in sorted(self.policies.values(), key=lambda p: (p.pool, p.name)):
+            if policy.subject is not None:
+                index.setdefault(policy.subject, []).append(policy)
+        return index
+
+    @functools.cached_property
+    def resolved(self) -> dict[JobRequest, tuple[Route, ...] | Reason]:
+        """Routes (or the rejection) of requests already resolved against this configuration."""
+        return {}
+
+    def policies_of_subject(self, subject: str) -> list[Policy]:
+        return list(self._by_subject.get(subject, ()))
+
+
+# -- jobs ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class JobRequest:
+    """What a job asks for, before routing: a pool and/or subject, resources in units (gpu,
+    cpu, memory, custom keys) and acceptable GPU models (empty: any)."""
+
+    pool: str | None = None
+    subject: str | None = None
+    resources: Amounts = ()
+    accelerators: tuple[str, ...] = ()
+    priority: int | None = None  # None: the policy's priority
+    preemptible: bool = True
+
+    def gpus(self) -> int:
+        return dict(self.resources).get("gpu", 0)
+
+
+@dataclass(frozen=True)
+class Route:
+    """One way to run a job: a pool, the policy it is accounted to, and the job's demand there
+    (with the implicit step_run, or one whole worker on a worker pool)."""
+
+    pool: str
+    policy: str
+    demand: Amounts
+    priority: int
+
+
+@dataclass(frozen=True)
+class Queued:
+    id: int
+    request: JobRequest
+    submitted_at: float
+    batch: int = 0
+    claim_until: float | None = None  # it preempted others; their capacity is held for it
+    reason: Reason | None = None  # as stored (the loop writes only what changed)
+
+
+@dataclass(frozen=True)
+class Holding:
+    """A job holding capacity: admitted or running, until its process is seen to exit."""
+
+    id: int
+    pool: str
+    policy: str
+    amounts: Amounts
+    priority: int
+    preemptible: bool
+    admitted_at: float
+    batch: int = 0
+    worker: str | None = None
+    stopping: bool = False  # preempted or cancelled, not yet exited: still counted
+    preempted_for: int | None = None
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    config: AppliedConfig
+    queued: tuple[Queued, ...]
+    holding: tuple[Holding, ...]
+    cycle: int = 1
+    claim_ttl: float = 120.0  # how long a preemptor keeps its claim on capacity
+
+
+# -- decisions -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Admit:
+    job: int
+    pool: str
+    policy: str
+    amounts: Amounts
+    priority: int
+    worker: str | None = None
+
+
+@dataclass(frozen=True)
+class Preempt:
+    preemptor: int
+    victims: tuple[int, ...]
+    pool: str
+    why: str  # "reclaim" (taking back reserved capacity) or "priority"
+
+
+@dataclass(frozen=True)
+class Reject:
+    job: int
+    reason: Reason
+
+
+@dataclass(frozen=True)
+class Decisions:
+    cycle: int
+    serial: int
+    admits: tuple[Admit, ...] = ()
+    preempts: tuple[Preempt, ...] = ()
+    rejects: tuple[Reject, ...] = ()
+    reasons: Mapping[int, Reason] = field(default_factory=dict)  # every job left queued
+    claims: Mapping[int, float] = field(default_factory=dict)  # preemptor -> claim expiry

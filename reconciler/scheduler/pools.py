@@ -1,0 +1,130 @@
+"""Use cases: `pools status` (capacity, reservations, usage, borrowing and queued demand per
+pool and key, and each policy's share) and `scheduler run` (the loop, once or forever)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from reconciler.errors import PoolformError
+from reconciler.scheduler.amounts import total
+from reconciler.scheduler.context import SchedulerContext
+from reconciler.scheduler.lifecycle import snapshot_of
+from reconciler.scheduler.loop import CycleReport, LoopSettings, SchedulerLoop
+from reconciler.scheduler.model import Snapshot
+from reconciler.scheduler.routing import resolve
+
+
+@dataclass(frozen=True)
+class KeyStatus:
+    key: str
+    capacity: int
+    reserved: int
+    used: int
+    borrowed: int
+    queued: int
+
+
+@dataclass(frozen=True)
+class PolicyShare:
+    name: str
+    subject: str | None
+    priority: int
+    reserved: dict[str, int]
+    limit: dict[str, int] | None
+    used: dict[str, int]
+
+
+@dataclass(frozen=True)
+class PoolStatus:
+    name: str
+    kind: str
+    keys: list[KeyStatus]
+    policies: list[PolicyShare]
+    running: int
+    queued: int
+    workers: list[tuple[str, int | None]] = field(default_factory=list)  # (worker, job)
+
+
+def _pool_status(snapshot: Snapshot, name: str) -> PoolStatus:
+    config = snapshot.config
+    pool = config.pools[name]
+    holding = [h for h in snapshot.holding if h.pool == name]
+    used = total(h.amounts for h in holding)
+    queued_demand: dict[str, int] = {}
+    queued = 0
+    for job in snapshot.queued:
+        routes = resolve(job.request, config)
+        if isinstance(routes, tuple) and routes[0].pool == name:
+            queued += 1
+            for key, value in routes[0].demand:
+                queued_demand[key] = queued_demand.get(key, 0) + value
+    shares: list[PolicyShare] = []
+    reserved: dict[str, int] = {}
+    borrowed: dict[str, int] = {}
+    for policy_name in pool.policies:
+        policy = config.policies[policy_name]
+        mine = total(h.amounts for h in holding if h.policy == policy_name)
+        if not policy.implicit:
+            shares.append(
+                PolicyShare(
+                    policy.name,
+                    policy.subject,
+                    policy.priority,
+                    dict(policy.reserved),
+                    None if policy.limit is None else dict(policy.limit),
+                    mine,
+                )
+            )
+            for key, value in policy.reserved.items():
+                reserved[key] = reserved.get(key, 0) + value
+            for key, value in mine.items():
+                over = value - policy.reserved.get(key, 0)
+                if over > 0:
+                    borrowed[key] = borrowed.get(key, 0) + over
+    keys = sorted(set(pool.capacity) | set(used) | set(queued_demand))
+    rows = [
+        KeyStatus(
+            k,
+            pool.capacity.get(k, 0),
+            reserved.get(k, 0),
+            used.get(k, 0),
+            borrowed.get(k, 0),
+            queued_demand.get(k, 0),
+        )
+        for k in keys
+    ]
+    on_worker = {h.worker: h.id for h in holding if h.worker}
+    workers = [(w.id, on_worker.get(w.id)) for w in pool.workers]
+    return PoolStatus(name, pool.kind, rows, shares, len(holding), queued, workers)
+
+
+def pools_status(ctx: SchedulerContext, name: str | None = None) -> list[PoolStatus]:
+    config = ctx.read_config()
+    if name is not None and name not in config.pools:
+        known = ", ".join(sorted(config.pools)) or "none applied yet"
+        raise PoolformError(f"no pool named {name} is applied (pools: {known})")
+    snapshot = snapshot_of(config, ctx.store.jobs(active=True), 0, 0.0)
+    names = [name] if name is not None else sorted(config.pools)
+    return [_pool_status(snapshot, n) for n in names]
+
+
+def run_scheduler(
+    ctx: SchedulerContext,
+    *,
+    once: bool,
+    interval: float,
+    settings: LoopSettings,
+    on_cycle: Callable[[CycleReport], None],
+    should_stop: Callable[[], bool],
+    sleep: Callable[[float], None],
+) -> None:
+    """Cycles until `should_stop` (or one, with `once`). Running jobs are left running when
+    it returns: a later run finds and reconciles them."""
+    with ctx.exclusive():
+        loop = SchedulerLoop(ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings)
+        while True:
+            on_cycle(loop.cycle())
+            if once or should_stop():
+                return
+            sleep(interval)

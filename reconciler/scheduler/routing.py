@@ -1,0 +1,248 @@
+"""Routing: which (pool, policy) pairs could ever run a job, and what it demands on each.
+
+A job names a pool, a subject, or neither (then Determined's rule: the Cluster's default
+compute pool if it asks for GPUs, else its default auxiliary pool). A route is kept only if the
+job could run there alone on an empty pool; a job with no such route is rejected, with the
+closest route and what each key lacks, instead of waiting forever.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from reconciler.scheduler.amounts import (
+    SCALE,
+    STEP_RUN,
+    UNBOUNDED_WHEN_UNDECLARED,
+    WORKER,
+    Amounts,
+    show,
+)
+from reconciler.scheduler.model import AppliedConfig, JobRequest, Policy, Pool, Route
+from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+from schemas.text import did_you_mean
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    key: str
+    need: int
+    most: int
+    why: str  # capacity, missing, limit, reserved, accelerator, worker, workers
+    models: tuple[str, ...] = ()  # accelerator: the GPU models the pool has
+
+    def text(self) -> str:
+        most = show(self.key, self.most).split(" ", 1)[1]
+        words = {
+            "capacity": f"the pool holds {most}",
+            "missing": "the pool has none",
+            "limit": f"the policy's limit is {most}",
+            "reserved": f"reserved is {most}, all non-preemptible work may use",
+            "accelerator": f"its GPUs are {', '.join(self.models) or 'of another model'}",
+            "worker": f"one worker has {most}",
+            "workers": "the pool has no workers",
+        }
+        return f"{show(self.key, self.need)} needed, {words.get(self.why, self.why)}"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    pool: Pool
+    policy: Policy
+
+
+def _suggest(word: str, choices: list[str]) -> str:
+    hint = did_you_mean(word, choices)
+    return f" ({hint})" if hint else ""
+
+
+def _policy_for(pool: Pool, config: AppliedConfig, subject: str | None) -> Policy | Reason:
+    policies = [config.policies[name] for name in pool.policies]
+    if subject is not None:
+        found = [p for p in policies if p.subject == subject]
+        if found:
+            return found[0]
+        subjects = [p.subject for p in policies if p.subject]
+        where = f" on pool {pool.name}" if subjects else f" on pool {pool.name} (it has none)"
+        return reason(
+            ReasonCode.UNKNOWN_SUBJECT,
+            subject=subject,
+            where=where,
+            suggestion=_suggest(subject, [s for s in subjects if s]),
+        )
+    if len(policies) == 1:
+        return policies[0]
+    return reason(
+        ReasonCode.AMBIGUOUS_POLICY,
+        pool=pool.name,
+        policies=sorted(p.name for p in policies),
+    )
+
+
+def candidates(request: JobRequest, config: AppliedConfig) -> list[Candidate] | Reason:
+    """The routes a job asks for, before checking that any could ever hold it."""
+    pool_name = request.pool
+    if pool_name is None and request.subject is not None:
+        policies = config.policies_of_subject(request.subject)
+        if not policies:
+            subjects = {p.subject for p in config.policies.values() if p.subject}
+            return reason(
+                ReasonCode.UNKNOWN_SUBJECT,
+                subject=request.subject,
+                where="",
+                suggestion=_suggest(request.subject, sorted(subjects)),
+            )
+        return [Candidate(config.pools[p.pool], p) for p in policies if p.pool in config.pools]
+    if pool_name is None:
+        wants_gpu = request.gpus() > 0
+        pool_name = config.default_compute_pool if wants_gpu else config.default_aux_pool
+        if pool_name is None and len(config.pools) == 1:
+            pool_name = next(iter(config.pools))
+        if pool_name is None:
+            which = "default_compute_pool" if wants_gpu else "default_aux_pool"
+            return reason(ReasonCode.NO_DEFAULT_POOL, which=which)
+    pool = config.pools.get(pool_name)
+    if pool is None:
+        return reason(
+            ReasonCode.UNKNOWN_POOL,
+            pool=pool_name,
+            suggestion=_suggest(pool_name, list(config.pools)),
+        )
+    policy = _policy_for(pool, config, request.subject)
+    if isinstance(policy, Reason):
+        return policy
+    return [Candidate(pool, policy)]
+
+
+def _check(
+    key: str, need: int, pool: Pool, policy: Policy, np: bool, capacity: int
+) -> Shortfall | None:
+    if need > capacity:
+        return Shortfall(key, need, capacity, "capacity" if capacity else "missing")
+    limit = None if policy.limit is None else policy.limit.get(key)
+    if limit is not None and need > limit:
+        return Shortfall(key, need, limit, "limit")
+    reserved = policy.reserved.get(key, 0)
+    if np and need > reserved:
+        return Shortfall(key, need, reserved, "reserved")
+    return None
+
+
+def _worker_demand(request: JobRequest, pool: Pool) -> tuple[Amounts, list[Shortfall]]:
+    shape = pool.worker_shape
+    missing: list[Shortfall] = []
+    workers = max(pool.declared_workers, len(pool.workers))
+    if workers == 0:
+        missing.append(Shortfall(WORKER, SCALE, 0, "workers"))
+    for key, need in request.resources:
+        offered: int | None
+        if key == "gpu":
+            offered = shape.gpus if shape else 0
+            if (
+                shape is not None
+                and need <= offered
+                and not _models_match(request, shape.gpu_types)
+            ):
+                missing.append(Shortfall(key, need, 0, "accelerator", shape.gpu_types))
+                continue
+        elif key in ("cpu", "memory"):
+            offered = getattr(shape, key) if shape else None
+        else:
+            offered = 0
+        if offered is not None and need > offered:
+            missing.append(Shortfall(key, need, offered, "worker" if offered else "missing"))
+    return ((WORKER, SCALE),), missing
+
+
+def _models_match(request: JobRequest, models: tuple[str, ...]) -> bool:
+    if not request.accelerators or not models:
+        return True
+    return any(m in request.accelerators for m in models)
+
+
+def demand_on(candidate: Candidate, request: JobRequest) -> tuple[Amounts, list[Shortfall]]:
+    """What the job takes on this route, and every key it could never get there."""
+    pool, policy = candidate.pool, candidate.policy
+    np = not request.preemptible
+    if pool.kind == "worker":
+        return _worker_demand(request, pool)
+    demand: dict[str, int] = {}
+    missing: list[Shortfall] = []
+    wanted = dict(request.resources)
+    if STEP_RUN in pool.capacity:
+        wanted[STEP_RUN] = SCALE
+    for key, need in sorted(wanted.items()):
+        if key not in pool.capacity:
+            if not (pool.kind == "resource" and key in UNBOUNDED_WHEN_UNDECLARED):
+                missing.append(Shortfall(key, need, 0, "missing"))
+            continue
+        if key == "gpu" and pool.kind == "machine" and not _models_match(request, pool.gpu_types):
+            missing.append(Shortfall(key, need, 0, "accelerator", pool.gpu_types))
+            continue
+        demand[key] = need
+        short = _check(key, need, pool, policy, np, pool.capacity[key])
+        if short is not None:
+            missing.append(short)
+    return tuple(sorted(demand.items())), missing
+
+
+def _describe(candidate: Candidate, missing: list[Shortfall]) -> str:
+    via = "" if candidate.policy.implicit else f" via policy {candidate.policy.name}"
+    return f"pool {candidate.pool.name}{via}: " + "; ".join(s.text() for s in missing)
+
+
+def _closeness(missing: list[Shortfall]) -> tuple[int, float]:
+    return len(missing), sum((s.need - s.most) / max(s.need, 1) for s in missing)
+
+
+def _alternatives(request: JobRequest, config: AppliedConfig, tried: set[str]) -> list[str]:
+    """Pools this job could run on if it named them (for the hint of a rejection)."""
+    found = []
+    for pool in config.pools.values():
+        if pool.name in tried:
+            continue
+        policies = [config.policies[name] for name in pool.policies]
+        if request.subject is not None:
+            policies = [p for p in policies if p.subject == request.subject]
+        if len(policies) != 1:
+            continue
+        policy = policies[0]
+        _, missing = demand_on(Candidate(pool, policy), request)
+        if not missing:
+            found.append(pool.name)
+    return sorted(found)[:3]
+
+
+def resolve(
+    request: JobRequest, config: AppliedConfig, when: str = ""
+) -> tuple[Route, ...] | Reason:
+    """Every route that could ever run the job, or the reason none can (`when` says since
+    when, e.g. after an apply)."""
+    found = candidates(request, config)
+    if isinstance(found, Reason):
+        return found
+    routes: list[Route] = []
+    failures: list[tuple[Candidate, list[Shortfall]]] = []
+    for candidate in found:
+        demand, missing = demand_on(candidate, request)
+        if missing:
+            failures.append((candidate, missing))
+            continue
+        priority = candidate.policy.priority if request.priority is None else request.priority
+        routes.append(Route(candidate.pool.name, candidate.policy.name, demand, priority))
+    if routes:
+        return tuple(routes)
+    if not failures:  # a subject whose policies name pools that are gone
+        return reason(ReasonCode.UNKNOWN_POOL, pool=request.subject or "", suggestion="")
+    closest, missing = min(failures, key=lambda f: _closeness(f[1]))
+    others = _alternatives(request, config, {c.pool.name for c, _ in failures})
+    hint = f" (could run on: {', '.join(others)})" if others else ""
+    return reason(
+        ReasonCode.INFEASIBLE,
+        when=when,
+        closest=_describe(closest, missing) + hint,
+        pool=closest.pool.name,
+        policy=None if closest.policy.implicit else closest.policy.name,
+        shortfall={s.key: s.need - s.most for s in missing},
+        alternatives=others,
+    )

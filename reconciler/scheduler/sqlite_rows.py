@@ -1,0 +1,189 @@
+"""The SQLite store's tables and the mapping between rows and records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from reconciler.scheduler.amounts import Amounts
+from reconciler.scheduler.model import JobRequest, Status
+from reconciler.scheduler.reasons import Reason, ReasonCode
+from reconciler.scheduler.store import Event, JobRecord
+
+STATUSES = ", ".join(f"'{s.value}'" for s in Status)
+
+SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    batch INTEGER NOT NULL, name TEXT NOT NULL, rank INTEGER NOT NULL,
+    num_jobs INTEGER NOT NULL, request TEXT NOT NULL, run TEXT NOT NULL, envs TEXT NOT NULL,
+    retries INTEGER NOT NULL, retries_left INTEGER NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ({STATUSES})),
+    reason_code TEXT, reason_message TEXT, reason_detail TEXT,
+    submitted_at REAL NOT NULL, admitted_at REAL, started_at REAL, finished_at REAL,
+    pool TEXT, policy TEXT, subject TEXT, priority INTEGER, preemptible INTEGER NOT NULL,
+    exit_code INTEGER, worker TEXT, worker_dir TEXT, attempt INTEGER NOT NULL DEFAULT 0,
+    pid INTEGER, stop TEXT CHECK (stop IS NULL OR stop IN ('preempt', 'cancel')),
+    stop_deadline REAL, killed INTEGER NOT NULL DEFAULT 0, preempted_for INTEGER,
+    claim_until REAL);
+CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status);
+CREATE INDEX IF NOT EXISTS jobs_pool ON jobs (pool);
+CREATE TABLE IF NOT EXISTS allocations (
+    job INTEGER NOT NULL REFERENCES jobs (id), pool TEXT NOT NULL, policy TEXT NOT NULL,
+    key TEXT NOT NULL, amount INTEGER NOT NULL CHECK (amount >= 0),
+    PRIMARY KEY (job, key));
+CREATE INDEX IF NOT EXISTS allocations_pool ON allocations (pool, key);
+CREATE TABLE IF NOT EXISTS events (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, job INTEGER NOT NULL, time REAL NOT NULL,
+    status TEXT NOT NULL, code TEXT NOT NULL, message TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS events_job ON events (job);
+"""
+
+COLUMNS = (
+    "id, batch, name, rank, num_jobs, request, run, envs, retries, retries_left, status,"
+    " reason_code, reason_message, reason_detail, submitted_at, pool, subject, policy, priority,"
+    " admitted_at, started_at, finished_at, exit_code, worker, worker_dir, attempt, pid, stop,"
+    " stop_deadline, killed, preempted_for, claim_until"
+)
+
+
+def request_json(request: JobRequest) -> str:
+    return json.dumps(
+        {
+            "pool": request.pool,
+            "subject": request.subject,
+            "resources": dict(request.resources),
+            "accelerators": list(request.accelerators),
+            "priority": request.priority,
+            "preemptible": request.preemptible,
+        },
+        sort_keys=True,
+    )
+
+
+def request_of(text: str) -> JobRequest:
+    data = json.loads(text)
+    resources: Amounts = tuple(sorted((str(k), int(v)) for k, v in data["resources"].items()))
+    return JobRequest(
+        pool=data.get("pool"),
+        subject=data.get("subject"),
+        resources=resources,
+        accelerators=tuple(data.get("accelerators") or ()),
+        priority=data.get("priority"),
+        preemptible=bool(data.get("preemptible", True)),
+    )
+
+
+_REASONS: dict[tuple[str, str | None], Reason | None] = {}
+_ENVS: dict[str, dict[str, str]] = {}
+_REQUESTS: dict[str, JobRequest] = {}
+
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def _bounded(cache: dict[K, V], key: K, make: Callable[[], V]) -> V:
+    """Rows repeat (a batch's ranks, the same reason): parse each text once, in a bounded cache."""
+    if key not in cache:
+        if len(cache) > 10_000:
+            cache.clear()
+        cache[key] = make()
+    return cache[key]
+
+
+def _envs(text: str) -> dict[str, str]:
+    parsed: dict[str, str] = _bounded(_ENVS, text, lambda: json.loads(text))
+    return parsed
+
+
+def _reason(code: str, detail: str | None) -> Reason | None:
+    try:
+        known = ReasonCode(code)
+    except ValueError:
+        return None
+    return Reason(known, json.loads(detail) if detail else {})
+
+
+def reason_of(code: str | None, detail: str | None) -> Reason | None:
+    if code is None:
+        return None
+    return _bounded(_REASONS, (code, detail), lambda: _reason(code, detail))
+
+
+def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
+    (
+        job_id,
+        batch,
+        name,
+        rank,
+        num_jobs,
+        request,
+        run,
+        envs,
+        retries,
+        retries_left,
+        status,
+        code,
+        _message,
+        detail,
+        submitted_at,
+        pool,
+        subject,
+        policy,
+        priority,
+        admitted_at,
+        started_at,
+        finished_at,
+        exit_code,
+        worker,
+        worker_dir,
+        attempt,
+        pid,
+        stop,
+        stop_deadline,
+        killed,
+        preempted_for,
+        claim_until,
+    ) = row
+    parsed = _bounded(_REQUESTS, request, lambda: request_of(request))
+    return JobRecord(
+        id=job_id,
+        batch=batch,
+        name=name,
+        rank=rank,
+        num_jobs=num_jobs,
+        request=parsed,
+        run=run,
+        envs=_envs(envs),
+        retries=retries,
+        retries_left=retries_left,
+        status=Status(status),
+        reason=reason_of(code, detail),
+        submitted_at=submitted_at,
+        pool=pool,
+        subject=subject,
+        policy=policy,
+        priority=priority,
+        admitted_at=admitted_at,
+        started_at=started_at,
+        finished_at=finished_at,
+        exit_code=exit_code,
+        worker=worker,
+        worker_dir=worker_dir,
+        attempt=attempt,
+        pid=pid,
+        stop=stop,
+        stop_deadline=stop_deadline,
+        killed=bool(killed),
+        preempted_for=preempted_for,
+        claim_until=claim_until,
+        amounts=amounts,
+    )
+
+
+def event_of(row: tuple[Any, ...]) -> Event:
+    job, time, status, code, message = row
+    return Event(job, time, Status(status), code, message)

@@ -1,0 +1,163 @@
+"""The scheduler's store: jobs, the capacity they hold, and their history.
+
+A Protocol, so SQLite (the default, beside the state) and PostgreSQL share one contract:
+
+* every method is one transaction; concurrent writers (`jobs submit`, `jobs cancel` and the
+  scheduler loop) never see each other half-way;
+* state changes are guarded by the status they expect: a decision about a job that changed
+  meanwhile (cancelled while the cycle ran) is dropped, never applied over the change;
+* capacity held by a job (its allocation) is written and released in the same transaction as
+  the status change that takes or frees it, so usage always equals the holding jobs' sum.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from reconciler.scheduler.amounts import Amounts
+from reconciler.scheduler.model import Decisions, JobRequest, Status
+from reconciler.scheduler.reasons import Reason
+
+
+@dataclass(frozen=True)
+class NewJob:
+    name: str
+    rank: int
+    num_jobs: int
+    request: JobRequest
+    run: str
+    envs: Mapping[str, str] = field(default_factory=dict)
+    retries: int = 0
+    status: Status = Status.QUEUED  # or REJECTED, when it can never run
+    reason: Reason | None = None
+    # As resolved at submit, for listing: the first route's pool, subject and priority.
+    pool: str | None = None
+    subject: str | None = None
+    priority: int | None = None
+
+
+@dataclass(frozen=True)
+class JobRecord:
+    id: int
+    batch: int
+    name: str
+    rank: int
+    num_jobs: int
+    request: JobRequest
+    run: str
+    envs: Mapping[str, str]
+    retries: int
+    retries_left: int
+    status: Status
+    reason: Reason | None
+    submitted_at: float
+    pool: str | None = None  # where it runs (or asked to run, while queued)
+    subject: str | None = None
+    policy: str | None = None
+    priority: int | None = None
+    admitted_at: float | None = None
+    started_at: float | None = None
+    finished_at: float | None = None
+    exit_code: int | None = None
+    worker: str | None = None
+    worker_dir: str | None = None
+    attempt: int = 0
+    pid: int | None = None
+    stop: str | None = None  # "preempt" or "cancel": signalled, not yet exited
+    stop_deadline: float | None = None
+    killed: bool = False
+    preempted_for: int | None = None
+    claim_until: float | None = None
+    amounts: Amounts = ()
+
+
+@dataclass(frozen=True)
+class Event:
+    job: int
+    time: float
+    status: Status
+    code: str
+    message: str
+
+
+@dataclass(frozen=True)
+class Ending:
+    """How a held job's process ended, decided by the loop: its next status and why."""
+
+    status: Status  # QUEUED (requeued), SUCCEEDED, FAILED or CANCELLED
+    reason: Reason
+    exit_code: int | None
+    retries_left: int
+
+
+@dataclass(frozen=True)
+class Started:
+    job: int
+    attempt: int
+    pid: int
+    adopted: bool = False  # found running by a scheduler that did not start it
+
+
+@dataclass(frozen=True)
+class Ended:
+    job: int
+    attempt: int
+    ending: Ending
+
+
+@dataclass(frozen=True)
+class Committed:
+    admitted: tuple[JobRecord, ...]  # to start
+    preempting: tuple[JobRecord, ...]  # to signal
+
+
+class SchedulerStore(Protocol):
+    def submit(self, jobs: Sequence[NewJob], now: float) -> list[JobRecord]:
+        """Insert one batch of jobs (ranks of one submission); ids are increasing integers."""
+        ...
+
+    def get(self, job_id: int) -> JobRecord | None: ...
+
+    def jobs(
+        self, *, pool: str | None = None, status: Status | None = None, active: bool = False
+    ) -> list[JobRecord]:
+        """Jobs by id; `active`: only queued, admitted and running ones."""
+        ...
+
+    def events(self, job_id: int) -> list[Event]:
+        """A job's history, oldest first."""
+        ...
+
+    def last_cycle(self) -> int: ...
+
+    def commit(
+        self,
+        decisions: Decisions,
+        reasons: Mapping[int, Reason],
+        now: float,
+        grace: float,
+    ) -> Committed:
+        """Apply one cycle: admissions (with their allocations), preemptions (stop requests
+        with a deadline), rejections, claims, and the queued reasons that changed."""
+        ...
+
+    def started(self, starts: Sequence[Started], now: float) -> None:
+        """Each job's process for its attempt runs as its pid (one transaction)."""
+        ...
+
+    def killed(self, job_id: int, now: float) -> None:
+        """SIGKILL was sent after the grace period."""
+        ...
+
+    def ended(self, endings: Sequence[Ended], now: float) -> list[int]:
+        """Release each job's capacity and move it on (one transaction); returns the jobs
+        changed (an attempt that is no longer current changes nothing)."""
+        ...
+
+    def cancel(self, job_ids: Sequence[int], now: float, grace: float) -> list[JobRecord]:
+        """Queued jobs end cancelled; held ones get a stop request. Returns the jobs changed."""
+        ...
+
+    def close(self) -> None: ...

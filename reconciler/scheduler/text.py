@@ -1,0 +1,124 @@
+"""Text for people: jobs tables, a job's story, pool usage, a cycle's summary. Pure: each
+function returns lines; the CLI prints them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reconciler.scheduler.amounts import show, show_all
+from reconciler.scheduler.explain import label
+from reconciler.scheduler.jobs import JobDetail
+from reconciler.scheduler.loop import CycleReport
+from reconciler.scheduler.pools import PoolStatus
+from reconciler.scheduler.store import JobRecord
+from reconciler.scheduler.views import iso
+
+
+def table(rows: Sequence[Sequence[str]]) -> list[str]:
+    """Columns aligned; the last one (free text) is left as it is."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    return [
+        "  ".join([*(c.ljust(widths[i]) for i, c in enumerate(row[:-1])), row[-1]]).rstrip()
+        for row in rows
+    ]
+
+
+def id_range(jobs: Sequence[JobRecord]) -> str:
+    ids = [j.id for j in jobs]
+    if len(ids) > 2 and ids == list(range(ids[0], ids[-1] + 1)):
+        return f"{ids[0]}-{ids[-1]}"
+    return ", ".join(map(str, ids))
+
+
+def jobs_table(jobs: Sequence[JobRecord]) -> list[str]:
+    rows: list[tuple[str, ...]] = [
+        ("ID", "NAME", "RANK", "STATUS", "POOL", "PRIO", "WORKER", "REASON")
+    ]
+    for job in jobs:
+        code = "" if job.exit_code is None else f" (exit {job.exit_code})"
+        rows.append(
+            (
+                str(job.id),
+                job.name,
+                str(job.rank),
+                job.status.value + code,
+                job.pool or "-",
+                "-" if job.priority is None else str(job.priority),
+                job.worker or "-",
+                job.reason.message if job.reason is not None else "",
+            )
+        )
+    return table(rows)
+
+
+def job_story(detail: JobDetail) -> list[str]:
+    job = detail.job
+    lines = [f"Job {job.id}: {job.name} (rank {job.rank} of {job.num_jobs})"]
+    lines.append(f"  status     {job.status.value}")
+    if job.reason is not None:
+        lines.append(f"  reason     {job.reason.code.value}: {job.reason.message}")
+    where = (job.pool or "-") + (f", worker {job.worker}" if job.worker else "")
+    lines.append(f"  pool       {where}")
+    if job.policy and not job.policy.endswith("/*"):
+        lines.append(f"  policy     {job.policy} (subject {job.subject})")
+    kind = "preemptible" if job.request.preemptible else "non-preemptible"
+    priority = "-" if job.priority is None else str(job.priority)
+    lines.append(
+        f"  priority   {priority}, {kind}, {job.retries_left} of {job.retries} retries left"
+    )
+    if job.exit_code is not None:
+        lines.append(f"  exit code  {job.exit_code}")
+    if detail.unroutable is not None:
+        lines.append(f"  no route   {detail.unroutable.message}")
+    if detail.candidates:
+        lines.append("Candidate pools:")
+        lines += [f"  {label(c)}: {c.text}" for c in detail.candidates]
+    lines.append("History:")
+    lines += [f"  {iso(e.time)}  {e.status.value:<9}  {e.message}" for e in detail.events]
+    return lines
+
+
+def _bar(used: int, capacity: int, width: int = 20) -> str:
+    if capacity <= 0:
+        return ""
+    filled = min(width, round(width * used / capacity))
+    return "[" + "#" * filled + "." * (width - filled) + "]"
+
+
+def pool_usage(pool: PoolStatus, bars: bool) -> list[str]:
+    lines = [f"{pool.name} ({pool.kind} pool): {pool.running} running, {pool.queued} queued"]
+    rows: list[tuple[str, ...]] = [
+        ("  KEY", "CAPACITY", "RESERVED", "USED", "BORROWED", "QUEUED", "")
+    ]
+    for k in pool.keys:
+        values = (k.capacity, k.reserved, k.used, k.borrowed, k.queued)
+        amounts = [show(k.key, v).split(" ", 1)[1] for v in values]
+        rows.append((f"  {k.key}", *amounts, _bar(k.used, k.capacity) if bars else ""))
+    lines += table(rows)
+    for share in pool.policies:
+        limit = "none" if share.limit is None else show_all(share.limit)
+        lines.append(
+            f"  policy {share.name} ({share.subject}, priority {share.priority}): "
+            f"reserved {show_all(share.reserved)}; limit {limit}; using {show_all(share.used)}"
+        )
+    for worker, job in pool.workers:
+        lines.append(f"  worker {worker}: {'job ' + str(job) if job else 'free'}")
+    return lines
+
+
+def cycle_line(report: CycleReport) -> str:
+    parts = []
+    if report.serial_moved:
+        parts.append(f"applied configuration changed (state serial {report.serial})")
+    for word, ids in (
+        ("admitted", report.admitted),
+        ("preempting", report.preempted),
+        ("rejected", report.rejected),
+        ("killed", report.killed),
+    ):
+        if ids:
+            parts.append(f"{word} {', '.join(map(str, ids))}")
+    if report.ended:
+        parts.append("ended " + ", ".join(f"{i} ({s.value})" for i, s in report.ended))
+    parts.append(f"{report.queued} queued, {report.running} holding capacity")
+    return f"cycle {report.cycle}: " + "; ".join(parts)

@@ -1,0 +1,76 @@
+"""Reading what apply recorded, and what a job file asks for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reconciler.scheduler.amounts import SCALE
+from reconciler.scheduler.applied import applied_config
+from reconciler.scheduler.jobfile import Overrides, load_job, request_of
+from reconciler.scheduler.model import Route
+from reconciler.scheduler.reasons import Reason
+from reconciler.scheduler.routing import resolve
+from state import ResourceRecord, StateSnapshot
+from tests.scheduler.builders import LINEAGE, config, request, state
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def test_a_machine_pool_holds_what_its_machine_types_could_reach() -> None:
+    cfg = config(machine_pools={"gpus": {"v100": ("p3dn.24xlarge", 4), "a10": ("g5.xlarge", 2)}})
+    pool = cfg.pools["gpus"]
+    assert pool.kind == "machine"
+    assert pool.capacity["gpu"] == (4 * 8 + 2 * 1) * SCALE
+    assert pool.capacity["cpu"] == (4 * 96 + 2 * 4) * SCALE
+    assert pool.gpu_types == ("A10G", "V100")
+    assert cfg.policies["gpus/*"].implicit  # no policies: one that reserves the whole pool
+
+
+def test_worker_pools_route_by_gpu_model_and_count() -> None:
+    cfg = config(worker_pools={"gpu-pool": 3}, worker_accelerators="H100:1")
+    either = request(pool="gpu-pool", gpu=1, accelerators=("H100", "H200"))
+    routes = resolve(either, cfg)
+    assert isinstance(routes, tuple) and routes[0] == Route("gpu-pool", "gpu-pool/*",
+                                                             (("worker", SCALE),), 0)  # fmt: skip
+    wrong = resolve(request(pool="gpu-pool", gpu=1, accelerators=("A100",)), cfg)
+    assert isinstance(wrong, Reason) and "its GPUs are H100" in wrong.message
+    many = resolve(request(pool="gpu-pool", gpu=2), cfg)
+    assert isinstance(many, Reason) and "gpu 2 needed, one worker has 1" in many.message
+
+
+def test_a_damaged_record_is_skipped_not_fatal() -> None:
+    good = state(resource_pools={"p": {"gpu": 2}})
+    damaged = [
+        ResourceRecord("subject_policy.broken", "subject_policy", {"pool": 3}),
+        ResourceRecord("subject_policy.worse", "subject_policy", {"pool": "p", "priority": "hi"}),
+        ResourceRecord("worker_pool.w", "worker_pool", {"resources": [], "pool": None}),
+        ResourceRecord("resource_pool.odd", "resource_pool", {"capacity": "lots"}),
+        ResourceRecord("machine_pool.m.machine_type.x", "machine_type", {"launch_templates": [{}]}),
+    ]
+    cfg = applied_config(StateSnapshot.from_records(LINEAGE, 1, [*good, *damaged]))
+    assert "broken" not in cfg.policies and "worse" not in cfg.policies
+    assert cfg.pools["odd"].capacity == {}
+    assert cfg.pools["p"].capacity == {"gpu": 2 * SCALE}
+
+
+def test_skypilot_job_files_read_as_written() -> None:
+    job = load_job(EXAMPLES / "skypilot" / "jobs" / "batch-job.yaml")
+    asked = request_of(job, Overrides(pool="gpu-pool", num_jobs=10))
+    assert asked.pool == "gpu-pool"
+    assert asked.resources == (("gpu", SCALE),)
+    assert asked.accelerators == ("H100", "H200")
+
+
+def test_at_least_sizes_and_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "job.yaml"
+    path.write_text(
+        "kind: Job\nname: j\nsubject: team\npriority: 5\nresources:\n"
+        "  cpus: 4+\n  memory: 32+\n  custom:\n    license: 2\nrun: echo\n"
+    )
+    asked = request_of(load_job(path), Overrides(subject="other", priority=9, preemptible=False))
+    assert dict(asked.resources) == {
+        "cpu": 4 * SCALE,
+        "memory": 32 * 10**9 * SCALE,
+        "license": 2 * SCALE,
+    }
+    assert (asked.subject, asked.priority, asked.preemptible) == ("other", 9, False)

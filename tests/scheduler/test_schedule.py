@@ -1,0 +1,267 @@
+"""`schedule(snapshot, now)`, phase by phase: what it admits, preempts and rejects, and the
+reason code every job left queued carries."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from reconciler.scheduler.model import Decisions
+from reconciler.scheduler.reasons import ReasonCode
+from reconciler.scheduler.schedule import schedule
+from tests.scheduler.builders import config, holding, policy, queued, snapshot
+
+ZENML = config(
+    resource_pools={"dc": {"gpu": 10, "step_run": 20}},
+    policies={
+        "prod": policy("dc", "prod", priority=100, reserved={"gpu": 6, "step_run": 12},
+                       limit={"gpu": 10}),
+        "dev": policy("dc", "dev", priority=10, reserved={"gpu": 2, "step_run": 4},
+                      limit={"gpu": 4}, preemption="Never"),
+    },
+)  # fmt: skip
+
+
+def admitted(decisions: Decisions) -> list[int]:
+    return [a.job for a in decisions.admits]
+
+
+def codes(decisions: Decisions) -> dict[int, str]:
+    return {job: r.code.value for job, r in decisions.reasons.items()}
+
+
+def test_a_cycle_admits_everything_that_fits_not_one_head_per_queue() -> None:
+    cfg = config(resource_pools={"p": {"gpu": 8}})
+    queue = [queued(i, pool="p", gpu=1) for i in range(1, 13)]
+    decisions = schedule(snapshot(cfg, queue), now=100.0)
+    assert admitted(decisions) == list(range(1, 9))
+    assert set(codes(decisions).values()) == {"waiting_for_capacity"}
+    assert decisions.reasons[9].message == "pool p is short of gpu 1"
+
+
+def test_admission_order_is_priority_then_submission_time() -> None:
+    cfg = config(resource_pools={"p": {"gpu": 2}})
+    queue = [
+        queued(1, pool="p", gpu=1, priority=1, at=1),
+        queued(2, pool="p", gpu=1, priority=5, at=3),
+        queued(3, pool="p", gpu=1, priority=5, at=2),
+    ]
+    assert admitted(schedule(snapshot(cfg, queue), now=10)) == [3, 2]
+
+
+@pytest.mark.parametrize(
+    ("case", "capacity", "job", "held", "code"),
+    [
+        ("step_run caps concurrent jobs", {"gpu": 8, "step_run": 1}, {"gpu": 1},
+         [dict(gpu=1, step_run=1)], "step_run_exhausted"),
+        ("short of gpu", {"gpu": 2}, {"gpu": 2}, [dict(gpu=1)], "waiting_for_capacity"),
+        ("capacity shrank under running work", {"gpu": 1}, {"gpu": 1}, [dict(gpu=2)],
+         "overcommitted"),
+    ],
+)  # fmt: skip
+def test_reason_for_a_job_that_does_not_fit(
+    case: str, capacity: dict[str, int], job: dict[str, int], held: list[dict[str, int]], code: str
+) -> None:
+    cfg = config(resource_pools={"p": capacity})
+    jobs = [holding(100 + i, "p", "p/*", preemptible=False, **h) for i, h in enumerate(held)]
+    decisions = schedule(snapshot(cfg, [queued(1, pool="p", **job)], jobs), now=1)
+    assert admitted(decisions) == [], case
+    assert codes(decisions) == {1: code}, case
+
+
+def test_non_preemptible_work_is_held_to_its_reservation() -> None:
+    held = [holding(50, "dc", "dev", gpu=2, step_run=1, preemptible=False, priority=10)]
+    queue = [queued(1, subject="dev", gpu=1, preemptible=False)]
+    decisions = schedule(snapshot(ZENML, queue, held), now=1)
+    assert admitted(decisions) == []
+    assert decisions.reasons[1].code is ReasonCode.RESERVATION_FULL
+    assert "gpu 1" in decisions.reasons[1].message
+
+
+def test_preemptible_work_borrows_up_to_its_policy_limit() -> None:
+    queue = [queued(i, subject="dev", gpu=1) for i in range(1, 7)]
+    decisions = schedule(snapshot(ZENML, queue), now=1)
+    assert admitted(decisions) == [1, 2, 3, 4]  # dev reserves 2, may burst to its limit of 4
+    assert codes(decisions) == {5: "policy_limit_reached", 6: "policy_limit_reached"}
+
+
+def test_owner_reclaims_borrowed_capacity_from_the_most_recent_borrower() -> None:
+    # prod borrows: 9 GPUs against a reservation of 6; dev (priority 10, preemption Never)
+    # comes back for its reservation and takes it back anyway: reclaim is not priority.
+    held = [
+        holding(11, "dc", "prod", gpu=3, step_run=1, priority=100, at=1),
+        holding(12, "dc", "prod", gpu=3, step_run=1, priority=100, at=2),
+        holding(13, "dc", "prod", gpu=3, step_run=1, priority=100, at=3),
+        holding(14, "dc", "dev", gpu=1, step_run=1, priority=10, preemptible=False, at=4),
+    ]
+    queue = [queued(1, subject="dev", gpu=1, preemptible=False)]
+    decisions = schedule(snapshot(ZENML, queue, held), now=50)
+    assert admitted(decisions) == []
+    assert [(p.preemptor, p.victims, p.why) for p in decisions.preempts] == [(1, (13,), "reclaim")]
+    assert decisions.reasons[1].code is ReasonCode.WAITING_FOR_VICTIMS
+    assert decisions.claims == {1: 50 + 60.0}
+
+
+def test_never_preempts_non_preemptible_work() -> None:
+    cfg = config(resource_pools={"p": {"gpu": 2}})
+    held = [holding(10, "p", "p/*", gpu=2, preemptible=False, priority=0)]
+    decisions = schedule(snapshot(cfg, [queued(1, pool="p", gpu=1, priority=99)], held), now=1)
+    assert decisions.preempts == ()
+    assert codes(decisions) == {1: "waiting_for_capacity"}
+
+
+@pytest.mark.parametrize(
+    ("waiter", "victim", "preempts"),
+    [(5, 1, True), (5, 5, False), (1, 5, False)],
+)
+def test_priority_preemption_needs_strictly_higher_priority(
+    waiter: int, victim: int, preempts: bool
+) -> None:
+    cfg = config(resource_pools={"p": {"gpu": 2}})
+    held = [holding(10, "p", "p/*", gpu=2, priority=victim)]
+    decisions = schedule(snapshot(cfg, [queued(1, pool="p", gpu=1, priority=waiter)], held), 1)
+    assert bool(decisions.preempts) is preempts
+
+
+def test_a_policy_that_may_not_preempt_does_not_preempt_by_priority() -> None:
+    cfg = config(
+        resource_pools={"p": {"gpu": 2}},
+        policies={"only": policy("p", "s", priority=5, reserved={"gpu": 2}, preemption="Never")},
+    )
+    held = [holding(10, "p", "only", gpu=2, priority=1)]
+    decisions = schedule(snapshot(cfg, [queued(1, subject="s", gpu=1, priority=9)], held), 1)
+    assert decisions.preempts == ()
+
+
+def test_victims_are_minimal_and_lowest_priority_first() -> None:
+    cfg = config(resource_pools={"p": {"gpu": 8}})
+    held = [
+        holding(10, "p", "p/*", gpu=4, priority=1, at=1),
+        holding(11, "p", "p/*", gpu=1, priority=0, at=2),
+        holding(12, "p", "p/*", gpu=1, priority=0, at=3),
+        holding(13, "p", "p/*", gpu=2, priority=2, at=4),
+    ]
+    decisions = schedule(snapshot(cfg, [queued(1, pool="p", gpu=4, priority=9)], held), 1)
+    # In order 12, 11 (priority 0, newest first), then 10: 12+11+10 frees 6; dropping 11 and
+    # 12 again still leaves room: only 10 is needed.
+    assert [p.victims for p in decisions.preempts] == [(10,)]
+
+
+def test_two_waiters_never_claim_the_same_victim() -> None:
+    cfg = config(resource_pools={"p": {"gpu": 2}})
+    held = [holding(10, "p", "p/*", gpu=1, priority=0), holding(11, "p", "p/*", gpu=1)]
+    queue = [queued(1, pool="p", gpu=1, priority=5), queued(2, pool="p", gpu=1, priority=5)]
+    decisions = schedule(snapshot(cfg, queue, held), 1)
+    victims = [v for p in decisions.preempts for v in p.victims]
+    assert sorted(victims) == [10, 11] and len(decisions.preempts) == 2
+
+
+def test_a_claimant_waits_for_its_victims_and_its_room_is_held_for_it() -> None:
+    cfg = config(resource_pools={"p": {"gpu": 4}})
+    # Job 1 preempted 10 and 11 for 3 GPUs; 11 has exited, 10 is still stopping.
+    held = [
+        holding(10, "p", "p/*", gpu=1, stopping=True, preempted_for=1),
+        holding(20, "p", "p/*", gpu=2, preemptible=False),
+    ]
+    queue = [
+        queued(1, pool="p", gpu=3, priority=5, claim_until=99.0),
+        queued(2, pool="p", gpu=1, priority=9),  # higher priority, but the room is claimed
+    ]
+    decisions = schedule(snapshot(cfg, queue, held), now=10)
+    assert admitted(decisions) == []
+    assert codes(decisions) == {1: "waiting_for_victims", 2: "reserved_for_preemptor"}
+    # Once the claim has expired, job 2 may take the free room.
+    decisions = schedule(snapshot(cfg, queue, held), now=100)
+    assert admitted(decisions) == [2]
+
+
+def test_blocked_by_jobs_ahead_in_the_same_cycle() -> None:
+    cfg = config(resource_pools={"p": {"gpu": 1}})
+    queue = [queued(1, pool="p", gpu=1, priority=5), queued(2, pool="p", gpu=1)]
+    decisions = schedule(snapshot(cfg, queue), 1)
+    assert decisions.reasons[2].code is ReasonCode.BLOCKED_BY_HIGHER_PRIORITY
+    assert "1" in decisions.reasons[2].message
+
+
+def test_worker_pool_jobs_take_one_whole_free_worker_each() -> None:
+    cfg = config(worker_pools={"w": 3})
+    held = [holding(10, "w", "w/*", worker="w-1", worker_units=0)]
+    held = [replace(held[0], amounts=(("worker", 1000),))]
+    queue = [queued(i, pool="w") for i in (1, 2, 3)]
+    decisions = schedule(snapshot(cfg, queue, held), 1)
+    assert [(a.job, a.worker) for a in decisions.admits] == [(1, "w-0"), (2, "w-2")]
+    assert codes(decisions) == {3: "no_worker_free"}
+    assert decisions.reasons[3].message == "all 3 worker(s) of pool w are busy"
+
+
+def test_determined_routing_by_gpu_request() -> None:
+    cfg = config(
+        machine_pools={"gpus": {"v100": ("p3dn.24xlarge", 2)}, "cpus": {"cpu": ("m5.large", 2)}},
+        defaults={"default_compute_pool": "gpus", "default_aux_pool": "cpus"},
+    )
+    decisions = schedule(snapshot(cfg, [queued(1, gpu=8), queued(2, cpu=1)]), 1)
+    assert [(a.job, a.pool) for a in decisions.admits] == [(1, "gpus"), (2, "cpus")]
+
+
+@pytest.mark.parametrize(
+    ("job", "code", "words"),
+    [
+        ({"pool": "dcc", "gpu": 1}, "unknown_pool", "did you mean dc?"),
+        ({"subject": "qa", "gpu": 1}, "unknown_subject", "no policy for subject qa"),
+        ({"pool": "dc", "gpu": 1}, "ambiguous_policy", "dev, prod"),
+        ({"subject": "dev", "gpu": 3, "preemptible": False}, "infeasible", "reserved is 2"),
+        ({"subject": "prod", "gpu": 11}, "infeasible", "the pool holds 10"),
+        ({"subject": "dev", "gpu": 5}, "infeasible", "limit is 4"),
+        ({"subject": "prod", "licenses": 1}, "infeasible", "licenses 1 needed, the pool has none"),
+        ({"gpu": 1}, "no_default_pool", "default_compute_pool"),
+    ],
+)
+def test_jobs_no_route_could_ever_run_are_rejected_with_the_closest_route(
+    job: dict[str, object], code: str, words: str
+) -> None:
+    queue = [queued(1, **job)]  # type: ignore[arg-type]
+    cfg = config(
+        resource_pools={"dc": {"gpu": 10, "step_run": 20}, "other": {"cpu": 4}},
+        policies={
+            "prod": policy("dc", "prod", reserved={"gpu": 6, "step_run": 12}, limit={"gpu": 10}),
+            "dev": policy("dc", "dev", reserved={"gpu": 2, "step_run": 4}, limit={"gpu": 4}),
+        },
+    )
+    decisions = schedule(snapshot(cfg, queue), 1)
+    assert [(r.job, r.reason.code.value) for r in decisions.rejects] == [(1, code)]
+    assert words in decisions.rejects[0].reason.message
+
+
+def test_a_gpu_job_on_a_cpu_pool_names_the_shortfall_and_where_it_could_run() -> None:
+    cfg = config(
+        machine_pools={"gpus": {"v100": ("p3dn.24xlarge", 1)}, "cpus": {"c": ("m5.large", 4)}}
+    )
+    decisions = schedule(snapshot(cfg, [queued(1, pool="cpus", gpu=8)]), 1)
+    why = decisions.rejects[0].reason
+    assert why.detail["shortfall"] == {"gpu": 8000}
+    assert why.detail["alternatives"] == ["gpus"]
+    assert "gpu 8 needed, the pool has none" in why.message and "could run on: gpus" in why.message
+
+
+def test_an_apply_that_makes_a_queued_job_impossible_rejects_it_saying_so() -> None:
+    before = config(resource_pools={"p": {"gpu": 8}}, serial=4)
+    after = config(resource_pools={"p": {"gpu": 2}}, serial=5)
+    queue = [queued(1, pool="p", gpu=4)]
+    assert schedule(snapshot(before, queue, [holding(9, "p", "p/*", gpu=8)]), 1).rejects == ()
+    decisions = schedule(snapshot(after, queue), 1)
+    assert "since the apply of state serial 5" in decisions.rejects[0].reason.message
+
+
+def test_the_same_snapshot_gives_the_same_decisions_whatever_the_input_order() -> None:
+    rng = random.Random(7)
+    queue = [
+        queued(i, subject=rng.choice(["prod", "dev"]), gpu=rng.randint(1, 3),
+               priority=rng.choice([None, 1, 50]), preemptible=rng.random() < 0.8)
+        for i in range(1, 40)
+    ]  # fmt: skip
+    held = [holding(100, "dc", "prod", gpu=5, step_run=1, priority=100)]
+    first = schedule(snapshot(ZENML, queue, held), 5)
+    rng.shuffle(queue)
+    assert schedule(snapshot(ZENML, queue, held), 5) == first
