@@ -14,11 +14,8 @@ from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
 from reconciler.plan.reasons import Reason, reason_text
 from reconciler.plan.refresh import RefreshResult, is_left_behind
+from reconciler.plan.targets import target_matches
 from state import ResourceRecord, StateSnapshot
-
-
-def _matches(address: str, pattern: str) -> bool:
-    return address == pattern or address.startswith(pattern + ".")
 
 
 def _selected(
@@ -29,8 +26,8 @@ def _selected(
 ) -> set[str]:
     """Targets with what they depend on (or, when destroying, what depends on them)."""
     everything = set(desired) | set(recorded_deps)
-    chosen = {a for a in everything for t in targets if _matches(a, t)}
-    unknown = [t for t in targets if not any(_matches(a, t) for a in everything)]
+    chosen = {a for a in everything for t in targets if target_matches(a, t)}
+    unknown = [t for t in targets if not any(target_matches(a, t) for a in everything)]
     if unknown:
         raise PoolformError(
             f"--target {unknown[0]} matches no resource in the configuration or state"
@@ -137,7 +134,7 @@ def _cleanups(
 ) -> list[ResourceChange]:
     cleanups = []
     for orphan in refresh.orphans:
-        if options.targets and not any(_matches(orphan.address, t) for t in options.targets):
+        if options.targets and not any(target_matches(orphan.address, t) for t in options.targets):
             continue
         code = Reason.LEFT_BEHIND if is_left_behind(snapshot, orphan) else Reason.UNRECORDED
         cleanups.append(
