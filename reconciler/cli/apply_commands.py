@@ -23,6 +23,7 @@ from reconciler.cli.common import (
 from reconciler.cli.output import emit_drift, use_color
 from reconciler.cli.progress import Reporter, reporter_for
 from reconciler.errors import PoolformError
+from reconciler.printable import one_line
 
 if TYPE_CHECKING:
     from reconciler.plan import Plan
@@ -93,9 +94,11 @@ def report_applied(applied: AppliedPlan, as_json: bool) -> int:
         err=True,
     )
     for address, message in result.failed.items():
-        click.echo(f"  failed: {address}: {message}", err=True)
+        click.echo(f"  failed: {one_line(str(address))}: {one_line(message)}", err=True)
     for address, cause in result.skipped.items():
-        click.echo(f"  skipped: {address} (depends on {cause})", err=True)
+        click.echo(
+            f"  skipped: {one_line(str(address))} (depends on {one_line(str(cause))})", err=True
+        )
     return EXIT_ERROR
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from reconciler.errors import PoolformError
+from reconciler.printable import one_line, printable
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -99,10 +100,11 @@ def exit_code_for(error: BaseException, *, debug: bool) -> int:
     from state.errors import StateError
 
     if isinstance(error, StateError | ProviderError):
-        click.echo(f"error: {error}", err=True)
+        click.echo(printable(f"error: {error}"), err=True)
         return EXIT_ERROR
     click.echo(
-        f"internal error: {type(error).__name__}: {error} (run with --debug for details)",
+        f"internal error: {type(error).__name__}: {one_line(str(error))} "
+        "(run with --debug for details)",
         err=True,
     )
     return EXIT_ERROR

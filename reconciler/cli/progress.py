@@ -1,4 +1,7 @@
-"""Apply progress: rich live lines on a terminal, plain lines in CI, JSON lines with --json."""
+"""Apply progress: rich live lines on a terminal, plain lines in CI, JSON lines with --json.
+
+Addresses and provider messages are printed through one_line (and, for rich, with their markup
+escaped): a message cannot print a line, a colour or a cursor movement of its own."""
 
 from __future__ import annotations
 
@@ -8,6 +11,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import Any, Protocol, TextIO
+
+from reconciler.printable import one_line
 
 VERBS = {"create": "Creating", "update": "Updating", "replace": "Replacing", "delete": "Destroying"}
 DONE = {"create": "Created", "update": "Updated", "replace": "Replaced", "delete": "Destroyed"}
@@ -28,17 +33,19 @@ class PlainReporter:
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:
-        kind, address = event["type"], event.get("address", "")
+        kind, address = event["type"], one_line(str(event.get("address", "")))
+        error = one_line(str(event.get("error", "")))
         if kind == "start":
             line = f"{address}: {VERBS.get(event['action'], 'Applying')}..."
         elif kind == "done":
             line = f"{address}: {DONE.get(event['action'], 'Done')} after {event['elapsed']:.1f}s"
         elif kind == "retry":
-            line = f"{address}: retrying in {event['delay']:.2f}s (attempt {event['attempt']}): {event['error']}"
+            line = f"{address}: retrying in {event['delay']:.2f}s (attempt {event['attempt']}): {error}"
         elif kind == "failed":
-            line = f"{address}: FAILED after {event['elapsed']:.1f}s: {event['error']}"
+            line = f"{address}: FAILED after {event['elapsed']:.1f}s: {error}"
         elif kind == "skipped":
-            line = f"{address}: skipped, it depends on {event['because']}, which failed"
+            because = one_line(str(event["because"]))
+            line = f"{address}: skipped, it depends on {because}, which failed"
         else:
             return
         with self._lock:
@@ -89,7 +96,10 @@ class RichReporter:
         self.progress.start()
 
     def __call__(self, event: dict[str, Any]) -> None:
-        kind, address = event["type"], event.get("address", "")
+        from rich.markup import escape
+
+        kind, address = event["type"], escape(one_line(str(event.get("address", ""))))
+        error = escape(one_line(str(event.get("error", ""))))
         if kind == "done":
             self.console.print(
                 f"[green]✓[/] {address}: {DONE.get(event['action'], 'Done')} "
@@ -97,10 +107,11 @@ class RichReporter:
             )
             self.progress.advance(self.task)
         elif kind == "failed":
-            self.console.print(f"[red]✗ {address}: {event['error']}[/]")
+            self.console.print(f"[red]✗ {address}: {error}[/]")
             self.progress.advance(self.task)
         elif kind == "skipped":
-            self.console.print(f"[yellow]- {address}: skipped (depends on {event['because']})[/]")
+            because = escape(one_line(str(event["because"])))
+            self.console.print(f"[yellow]- {address}: skipped (depends on {because})[/]")
             self.progress.advance(self.task)
         elif kind == "retry":
             self.console.print(

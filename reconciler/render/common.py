@@ -14,6 +14,7 @@ from typing import Any
 
 from reconciler.plan.expand import SENSITIVE_PREFIX
 from reconciler.plan.model import Action, AttributeChange, Plan, ResourceChange
+from reconciler.render.escape import one_line
 
 SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
@@ -38,7 +39,9 @@ def mask(value: Any) -> Any:
 
 
 def fmt(value: Any, *, sensitive: bool = False) -> str:
-    """One value as HCL-ish text: strings quoted, null, true/false, compact JSON for containers."""
+    """One value as HCL-ish text on one line: strings quoted, null, true/false, compact JSON for
+    containers; what JSON leaves raw and a terminal would act on (C1 controls, bidi overrides)
+    escaped too."""
     if sensitive and value is not None:
         return SENSITIVE
     if is_hash(value):
@@ -46,16 +49,15 @@ def fmt(value: Any, *, sensitive: bool = False) -> str:
     if isinstance(value, str):
         if value.isprintable() and '"' not in value and "\\" not in value:
             return f'"{value}"'  # the common case, without json.dumps
-        return json.dumps(value, ensure_ascii=False)
+        return one_line(json.dumps(value, ensure_ascii=False))
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return json.dumps(value)
-    return json.dumps(mask(value), ensure_ascii=False, separators=(", ", ": ")).replace(
-        f'"{SENSITIVE}"', SENSITIVE
-    )
+    text = json.dumps(mask(value), ensure_ascii=False, separators=(", ", ": "))
+    return one_line(text.replace(f'"{SENSITIVE}"', SENSITIVE))
 
 
 def summary_line(plan: Plan) -> str:

@@ -6,6 +6,10 @@ MERMAID_MAX changes); one collapsible section per change, with bulk in-place upd
 shape (resource type and changed attribute paths) folded into one section. When the text would
 exceed `limit`, in-place details go first, then the graph, then creates, then replacements and
 deletions, and a closing note says what was left out.
+
+Input cannot forge the comment: names, keys, values and reasons are escaped for where they land
+(reconciler/render/escape.py), so the fences, headings and HTML of the comment are exactly the
+ones made here.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from reconciler.render.common import (
     rolling_line,
     summary_line,
 )
+from reconciler.render.escape import code_span, fence, markdown_text, one_line
 from reconciler.render.graph import render_mermaid
 
 MERMAID_MAX = 50
@@ -64,7 +69,7 @@ def render_markdown(plan: Plan, *, limit: int = 60_000) -> str:
     critical = _critical(plan) + _warnings(plan)
     sections: list[Section] = []
     if len(plan.changes) <= MERMAID_MAX:
-        graph = f"#### Change graph\n\n```mermaid\n{render_mermaid(plan).rstrip()}\n```\n"
+        graph = f"#### Change graph\n\n{fence('mermaid', render_mermaid(plan).splitlines())}\n"
         sections.append(Section(graph, CUT_RANK["graph"], "graph", 0))
     sections += _change_sections(plan)
     return _fit("\n".join(head) + "\n", critical, sections, limit)
@@ -93,7 +98,8 @@ def _critical(plan: Plan) -> list[str]:
     lines = ["#### Replacements and deletions", ""]
     for change in risky:
         what = "destroy" if change.action is Action.DELETE else "replace"
-        line = f"- `{change.symbol}` **`{change.key}`** ({what}): {change.reason}"
+        why = reason_markdown(change.reason, change)
+        line = f"- `{change.symbol}` **{code_span(str(change.key))}** ({what}): {why}"
         roll = rolling_line(change)
         if roll:
             line += f"; {roll.removeprefix('# ')}"
@@ -101,11 +107,37 @@ def _critical(plan: Plan) -> list[str]:
     return lines
 
 
+def _reason_pieces(text: str, change: ResourceChange) -> list[tuple[str, bool]]:
+    """`text` (a reason, or a header phrase holding one) as (text, is code) pieces: the
+    attribute paths the reason quotes are code, everything else literal; a backtick that came
+    with a name or a value is never taken for markup."""
+    quoted = sorted({f"`{path}`" for path in change.forced_by}, key=len, reverse=True)
+    if not quoted:
+        return [(text, False)]
+    pieces = re.split("(" + "|".join(map(re.escape, quoted)) + ")", text)
+    return [
+        (piece[1:-1], True) if i % 2 else (piece, False) for i, piece in enumerate(pieces) if piece
+    ]
+
+
+def reason_markdown(text: str, change: ResourceChange) -> str:
+    return "".join(
+        code_span(piece) if code else markdown_text(piece)
+        for piece, code in _reason_pieces(text, change)
+    )
+
+
+def reason_html(text: str, change: ResourceChange) -> str:
+    return "".join(
+        _code_html(piece) if code else html.escape(one_line(piece), quote=False)
+        for piece, code in _reason_pieces(text, change)
+    )
+
+
 def _warnings(plan: Plan) -> list[str]:
-    if not plan.warnings:
-        return []
-    items = [f"- `{w.splitlines()[0]}`" for w in plan.warnings if w.strip()]
-    return ["", "#### Warnings", "", *items] if items else []
+    """Every validation warning as `poolform validate` prints it, message and hint."""
+    lines = [line for warning in plan.warnings for line in warning.splitlines() if line.strip()]
+    return ["", "#### Warnings", "", fence("text", lines)] if lines else []
 
 
 def diff_lines(change: ResourceChange) -> list[str]:
@@ -139,14 +171,8 @@ def _details(summary: str, body: str) -> str:
     return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n"
 
 
-def inline_html(text: str) -> str:
-    """Markdown-ish text for an HTML context (`<summary>`): escaped, `code` spans as <code>."""
-    escaped = html.escape(text, quote=False)
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", escaped)
-
-
-def _fence(lines: list[str]) -> str:
-    return "```diff\n" + "\n".join(lines) + "\n```"
+def _code_html(text: str) -> str:
+    return f"<code>{html.escape(one_line(text), quote=False)}</code>"
 
 
 def _shape(change: ResourceChange) -> tuple[str, tuple[str, ...]] | None:
@@ -168,22 +194,23 @@ def _change_sections(plan: Plan) -> list[Section]:
                 members = [c for c in plan.changes if _shape(c) == shape]
                 out.append(Section(_group(shape, members), rank, change.action, len(members)))
             continue
-        summary = inline_html(f"`{change.symbol} {change.key}` {header_phrase(change)}")
-        out.append(Section(_details(summary, _fence(diff_lines(change))), rank, change.action, 1))
+        summary = f"{_code_html(f'{change.symbol} {change.key}')} {reason_html(header_phrase(change), change)}"
+        body = fence("diff", diff_lines(change))
+        out.append(Section(_details(summary, body), rank, change.action, 1))
     return out
 
 
 def _group(shape: tuple[str, tuple[str, ...]], members: list[ResourceChange]) -> str:
     rtype, paths = shape
-    noun = PLURALS.get(rtype, f"{rtype} resources")
-    changed = ", ".join(f"`{p}`" for p in paths)
-    summary = inline_html(f"{len(members)} {noun}: {changed} changed")
+    noun = html.escape(one_line(PLURALS.get(rtype, f"{rtype} resources")), quote=False)
+    changed = ", ".join(map(_code_html, paths))
+    summary = f"{len(members)} {noun}: {changed} changed"
     variants = Counter(tuple(diff_lines(c)) for c in members)
-    body = ["Addresses: " + ", ".join(f"`{c.key}`" for c in members), ""]
+    body = ["Addresses: " + ", ".join(code_span(str(c.key)) for c in members), ""]
     shown = variants.most_common(5)
     for lines, count in shown:
         intro = f"All {count}:" if len(variants) == 1 else f"{count} of them:"
-        body += [intro, "", _fence(list(lines)), ""]
+        body += [intro, "", fence("diff", list(lines)), ""]
     rest = sum(variants.values()) - sum(n for _, n in shown)
     if rest:
         body.append(f"… and {rest} with other values.")

@@ -11,7 +11,9 @@
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
 
-Pure and deterministic: the same plan gives the same bytes. ANSI colour only with color=True.
+Pure and deterministic: the same plan gives the same bytes. ANSI colour only with color=True,
+and only the renderer's own: every name, key, reason and value passes through one_line, so input
+cannot print a line, a colour or a cursor movement of its own.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from reconciler.render.common import (
     rolling_line,
     summary_line,
 )
+from reconciler.render.escape import one_line, printable
 
 _CODES = {"+": "32", "~": "33", "-": "31", "+/-": "35", "-/+": "35", "!": "35", "#": "1"}
 FORCES = "# forces replacement"
@@ -62,7 +65,7 @@ def render_text(plan: Plan, *, color: bool = False) -> str:
         lines.append("")
     lines.append(summary_line(plan))
     for warning in plan.warnings:
-        lines += ["", *warning.splitlines()]
+        lines += ["", *printable(warning).splitlines()]
     return "\n".join(lines) + "\n"
 
 
@@ -79,7 +82,8 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
     """One change: the `# address ...` header and its resource block."""
     paint = paint or _painter(False)
     symbol = change.symbol
-    lines = [paint(f"  # {change.key} {header_phrase(change)}", "#")]
+    key = one_line(str(change.key))
+    lines = [paint(f"  # {key} {one_line(header_phrase(change))}", "#")]
     # A create says why only when it is not simply new (recreated, adopted after a crash); an
     # update says why when it undoes drift.
     if (
@@ -87,8 +91,8 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
         or (change.action is Action.CREATE and change.reason_code not in (Reason.NEW, None))
         or (change.action is Action.UPDATE and change.reason_code in UNDOES_DRIFT)
     ):
-        lines.append(f"  # (because {change.reason})")
-    head = f'{paint(symbol.rjust(3), symbol)} {change.resource_type} "{change.key}" {{'
+        lines.append(f"  # (because {one_line(change.reason)})")
+    head = f'{paint(symbol.rjust(3), symbol)} {one_line(change.resource_type)} "{key}" {{'
     lines.append(head)
     if change.action is Action.CREATE:
         body = _create_body(change, paint)
@@ -128,12 +132,14 @@ def tree_lines(node: Node, indent: int, paint: Paint) -> list[str]:
 
 
 def _label(step: str | int) -> str:
-    return f"[{step}]" if isinstance(step, int) else step
+    return f"[{step}]" if isinstance(step, int) else one_line(step)
 
 
 def _create_body(change: ResourceChange, paint: Paint) -> list[str]:
-    pairs = [(a.path, KNOWN_AFTER_APPLY) for a in change.attributes if a.known_after_apply]
-    pairs += [(path, fmt(value)) for path, value in flatten(change.after or {})]
+    pairs = [
+        (one_line(a.path), KNOWN_AFTER_APPLY) for a in change.attributes if a.known_after_apply
+    ]
+    pairs += [(one_line(path), fmt(value)) for path, value in flatten(change.after or {})]
     width = max((len(p) for p, _ in pairs), default=0)
     return [f"      {paint('+', '+')} {p.ljust(width)} = {v}" for p, v in pairs]
 
@@ -141,7 +147,9 @@ def _create_body(change: ResourceChange, paint: Paint) -> list[str]:
 def _delete_body(change: ResourceChange, paint: Paint) -> list[str]:
     before = change.before or {}
     scalars = [
-        (k, v) for k, v in before.items() if v is not None and not isinstance(v, dict | list)
+        (one_line(k), v)
+        for k, v in before.items()
+        if v is not None and not isinstance(v, dict | list)
     ]
     width = max((len(k) for k, _ in scalars), default=0)
     lines = [f"      {paint('-', '-')} {k.ljust(width)} = {fmt(v)} -> null" for k, v in scalars]
