@@ -1,12 +1,12 @@
 """apply and destroy: the commands that change capacity (the use cases take the state lock).
 
 `apply --refresh-only` accepts what changed outside poolform into state instead, changing no
-capacity.
+capacity. With `--json`, stdout carries only JSON lines (reconciler/apply/events.schema.json):
+there is no prompt to show, so `--json` needs `--auto-approve` or a saved plan.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,19 +21,22 @@ from reconciler.cli.common import (
     terminal_confirm,
 )
 from reconciler.cli.output import emit_drift, use_color
-from reconciler.cli.progress import Reporter, reporter_for
+from reconciler.cli.progress import JsonReporter, Reporter, reporter_for
 from reconciler.errors import PoolformError
 from reconciler.printable import one_line
 
 if TYPE_CHECKING:
+    from reconciler.drift.model import DriftReport
     from reconciler.plan import Plan
     from reconciler.usecases.applying import AppliedPlan
+
+EVENTS_FORMAT_VERSION = "1.0"
 
 
 class ApplyView:
     """What apply shows: the plan before confirmation (as text; a saved plan was reviewed
-    already), then one progress line or JSON event per step. The reporter starts with the
-    first event, after any prompt."""
+    already), then one progress line or JSON event per step, then the summary. The reporter
+    starts with the first event, after any prompt."""
 
     def __init__(self, as_json: bool, *, show_plan: bool = True):
         self.as_json = as_json
@@ -58,26 +61,60 @@ class ApplyView:
             self.reporter.close()
 
 
-def report_applied(applied: AppliedPlan, as_json: bool) -> int:
+def refuse_json_prompt(as_json: bool, auto_approve: bool, command: str) -> None:
+    """With --json, stdout is only JSON lines: a question cannot be asked there."""
+    if as_json and not auto_approve:
+        raise PoolformError(
+            f"`poolform {command} --json` cannot ask for confirmation: its output is only "
+            "JSON lines",
+            hint="add --auto-approve, or review with `poolform plan -out FILE` and run "
+            "`poolform apply --json FILE`"
+            if command == "apply"
+            else "add --auto-approve",
+        )
+
+
+def summary_event(
+    operation: str,
+    plan: Plan | None,
+    applied: AppliedPlan | None = None,
+    *,
+    accepted: tuple[str, ...] = (),
+    label: str | None = None,
+) -> dict[str, Any]:
+    """The last JSON line of apply, destroy and apply --refresh-only: one shape for all,
+    whether anything changed or not."""
+    from reconciler.plan.model import Summary
+
+    result = applied.result if applied is not None else None
+    summary = plan.summary if plan is not None else Summary()
+    done = [str(key) for key in result.done] if result is not None else list(accepted)
+    return {
+        "type": "summary",
+        "format_version": EVENTS_FORMAT_VERSION,
+        "operation": operation,
+        "ok": result is None or result.ok,
+        "label": label,
+        "changes": {
+            "add": summary.add,
+            "change": summary.change,
+            "replace": summary.replace,
+            "destroy": summary.destroy,
+        },
+        "done": done,
+        "failed": {str(k): m for k, m in result.failed.items()} if result is not None else {},
+        "skipped": {str(k): str(c) for k, c in result.skipped.items()} if result else {},
+        "not_started": [str(k) for k in result.not_started] if result is not None else [],
+    }
+
+
+def report_applied(applied: AppliedPlan, as_json: bool, operation: str) -> int:
     result = applied.result
+    if as_json:
+        JsonReporter()(summary_event(operation, applied.plan, applied))
     if result is None:
-        if as_json:
-            click.echo(json.dumps({"type": "summary", "changes": 0}))
         return EXIT_OK
     summary = applied.plan.summary
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "type": "summary",
-                    "done": [str(key) for key in result.done],
-                    "failed": {str(key): message for key, message in result.failed.items()},
-                    "skipped": {str(key): str(cause) for key, cause in result.skipped.items()},
-                    "not_started": [str(key) for key in result.not_started],
-                },
-                sort_keys=True,
-            )
-        )
     if result.ok:
         if not as_json:
             if applied.plan.options.destroy:
@@ -106,13 +143,21 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
     """`apply --refresh-only`: record reality in state. Capacity is not touched."""
     from reconciler.usecases.drifting import accept_drift as accept
 
+    def show(report: DriftReport) -> None:
+        if as_json:
+            JsonReporter()({"type": "drift", "report": report.to_json()})
+        else:
+            emit_drift(report, False, False)
+
     accepted = accept(
         directory,
         confirm=terminal_confirm(auto_approve),
-        on_report=lambda report: emit_drift(report, as_json, False),
+        on_report=show,
         lock_timeout=lock_timeout,
     )
     if as_json:
+        addresses = tuple(d.address for d in accepted.report.drifted) if accepted.accepted else ()
+        JsonReporter()(summary_event("refresh-only", None, accepted=addresses))
         return EXIT_OK
     if not accepted.accepted:
         click.echo("\nNothing to accept: state already matches reality.")
@@ -160,15 +205,18 @@ def apply(
     from reconciler.usecases.applying import apply_plan
 
     timeout = parse_timeout(lock_timeout)
+    saved = target.is_file()
     if refresh_only:
-        if target.is_file() or targets or replace:
+        if saved or targets or replace:
             raise PoolformError(
                 "--refresh-only takes a configuration directory and no other plan options"
             )
+        refuse_json_prompt(as_json, auto_approve, "apply --refresh-only")
         return accept_drift(
             target, auto_approve=auto_approve, as_json=as_json, lock_timeout=timeout
         )
-    view = ApplyView(as_json, show_plan=not target.is_file())
+    refuse_json_prompt(as_json, auto_approve or saved, "apply")
+    view = ApplyView(as_json, show_plan=not saved)
     try:
         applied = apply_plan(
             target,
@@ -182,7 +230,7 @@ def apply(
         )
     finally:
         view.close()
-    return report_applied(applied, as_json)
+    return report_applied(applied, as_json, "apply")
 
 
 @click.command()
@@ -197,6 +245,7 @@ def destroy(
     """Delete everything this configuration's state records."""
     from reconciler.usecases.applying import destroy as destroy_all
 
+    refuse_json_prompt(as_json, auto_approve, "destroy")
     view = ApplyView(as_json)
     try:
         applied = destroy_all(
@@ -210,4 +259,4 @@ def destroy(
         )
     finally:
         view.close()
-    return report_applied(applied, as_json)
+    return report_applied(applied, as_json, "destroy")

@@ -90,7 +90,7 @@ def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
     """Render a saved plan."""
     from reconciler.usecases.planning import read_saved_plan
 
-    emit_plan(read_saved_plan(planfile), as_json, as_markdown)
+    emit_plan(read_saved_plan(planfile).plan, as_json, as_markdown)
 
 
 @click.command()

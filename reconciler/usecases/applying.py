@@ -16,6 +16,7 @@ from reconciler.apply.execute import ChangeExecutor
 from reconciler.drift.refresh import refresh_all, refresh_saved
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
+from reconciler.loading.sources import digest, list_sources
 from reconciler.plan import Plan, PlanOptions, make_plan
 from reconciler.plan.expand import expand
 from reconciler.plan.inputs import RefreshedSnapshot
@@ -101,12 +102,33 @@ def apply_plan(
             f"give its directory: `poolform apply {target.parent}`",
         )
     saved = read_plan(target)
-    configuration = load_directory(saved.directory, "apply")
+    configuration = load_directory(planned_directory(saved), "apply")
     if options.targets or options.replace:
         raise PoolformError(
             "--target and --replace belong to the plan; a saved plan already has them"
         )
     return _apply(configuration, saved.plan.options, saved, how)
+
+
+def planned_directory(saved: SavedPlan) -> Path:
+    """Where the configuration of `saved` is: the first place it was recorded (see
+    reconciler/plan/planfile.py) that holds the configuration the plan was made from; failing
+    that, the first that exists (which then refuses the plan as stale)."""
+    existing = [candidate for candidate in saved.candidates if candidate.is_dir()]
+    if not existing:
+        tried = ", ".join(str(c) for c in saved.candidates)
+        raise PoolformError(
+            f"the configuration this plan was made from ({saved.directory}) is not here "
+            f"(looked in {tried})",
+            hint="run apply where the configuration is (`poolform --chdir DIR apply FILE`)",
+        )
+    for candidate in existing:
+        try:
+            if digest(list_sources(candidate)) == saved.plan.config_digest:
+                return candidate
+        except PoolformError:
+            continue
+    return existing[0]
 
 
 def destroy(

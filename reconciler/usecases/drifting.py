@@ -11,6 +11,7 @@ from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.drift.accept import accepted_record
 from reconciler.drift.model import DriftReport, DriftStatus
 from reconciler.drift.refresh import refresh_all
+from reconciler.errors import PoolformError
 from reconciler.usecases.common import (
     Confirm,
     confirmed,
@@ -20,6 +21,10 @@ from reconciler.usecases.common import (
 )
 from reconciler.workspace import open_provider, open_state, read_state, secret_salt
 from state import lock_state
+
+
+class NothingRecorded(PoolformError):
+    """Drift was asked of a state that records no resources."""
 
 
 @dataclass(frozen=True)
@@ -36,9 +41,16 @@ def detect_drift(
     clock: Clock = SYSTEM_CLOCK,
 ) -> DriftReport:
     """Read state (briefly under the lock, so no apply is seen half-way), list what the provider
-    has in one batched refresh, and compare. Changes nothing."""
+    has in one batched refresh, and compare. Changes nothing. A state that records nothing is
+    an error, not "no drift": a scheduled check pointed at the wrong state must not pass."""
     configuration = load_directory(directory, "drift")
     snapshot = read_state(configuration, "drift", lock_timeout)
+    if len(snapshot) == 0:
+        raise NothingRecorded(
+            "nothing is recorded for this configuration: apply it first, or point at its state",
+            hint=f"{directory} has no applied resources in its state; drift compares what "
+            "apply recorded with the cloud",
+        )
     salt = secret_salt(configuration, snapshot.lineage)
     return refresh_with_provider(
         configuration, snapshot, salt, retry or RetryPolicy(), clock
