@@ -1,7 +1,8 @@
 """Quantities with units (`500GB`, `16Gi`, `4000m`) and durations (`30s`, `1m`, `60m`).
 
 Both normalise to plain numbers in base units (bytes, cores, seconds) so that diffs compare
-values, not spellings: `16Gi` and `17179869184` are the same capacity.
+values, not spellings: `16Gi` and `17179869184` are the same capacity. A number read from text
+remembers how it was written (`Written`), so a plan can show `256Gi` rather than 274877906944.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import PlainValidator, WithJsonSchema
 
 _QUANTITY = re.compile(r"^\s*([+]?[0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]*)\s*$")
 _SUFFIXES: dict[str, Decimal] = {
@@ -49,6 +50,24 @@ def _number(value: Decimal) -> int | float:
     return int(value) if value == value.to_integral_value() else float(value)
 
 
+class WrittenInt(int):
+    """An int read from text, with the text (`written`): equal to, and serialised as, the int."""
+
+    written: str
+
+
+class WrittenFloat(float):
+    """A float read from text, with the text (`written`)."""
+
+    written: str
+
+
+def _written(value: int | float, text: str) -> int | float:
+    kept = WrittenInt(value) if isinstance(value, int) else WrittenFloat(value)
+    kept.written = text.strip()
+    return kept
+
+
 def parse_quantity(value: Any) -> int | float:
     if type(value) is int and 0 <= value <= MAX_QUANTITY:  # the common case, kept cheap
         return value
@@ -75,7 +94,7 @@ def parse_quantity(value: Any) -> int | float:
         raise ValueError("a quantity cannot be negative")
     if amount > MAX_QUANTITY:
         raise ValueError(f"{value!r} is larger than any real capacity (limit 10^18)")
-    return _number(amount)
+    return _written(_number(amount), value) if isinstance(value, str) else _number(amount)
 
 
 def parse_duration(value: Any) -> int | float:
@@ -94,7 +113,7 @@ def parse_duration(value: Any) -> int | float:
         raise ValueError(f"expected a duration, got {type(value).__name__}")
     if not seconds.is_finite() or seconds < 0 or seconds > Decimal(10) ** 9:
         raise ValueError(f"{value!r} is out of range for a duration")
-    return _number(seconds)
+    return _written(_number(seconds), value) if isinstance(value, str) else _number(seconds)
 
 
 _QUANTITY_SCHEMA = {
@@ -113,5 +132,6 @@ _DURATION_SCHEMA = {
     ]
 }
 
-Quantity = Annotated[int | float, BeforeValidator(parse_quantity), WithJsonSchema(_QUANTITY_SCHEMA)]
-Duration = Annotated[int | float, BeforeValidator(parse_duration), WithJsonSchema(_DURATION_SCHEMA)]
+# Plain validators: the parsed number is kept as returned, `written` and all.
+Quantity = Annotated[int | float, PlainValidator(parse_quantity), WithJsonSchema(_QUANTITY_SCHEMA)]
+Duration = Annotated[int | float, PlainValidator(parse_duration), WithJsonSchema(_DURATION_SCHEMA)]

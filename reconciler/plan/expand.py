@@ -22,8 +22,10 @@ from pydantic import BaseModel
 
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
+from reconciler.plan.model import dotted
 from schemas import ComputeConfig, MachinePool, MachineType, ResourcePool, SubjectPolicy, WorkerPool
 from schemas.base import Document, Strict
+from schemas.quantities import WrittenFloat, WrittenInt
 from schemas.rules import sensitive_paths
 
 _ENV_REF = re.compile(r"^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$")
@@ -43,6 +45,7 @@ class DesiredResource:
     max_surge: int = 1
     max_unavailable: int = 0
     source: str | None = None
+    written: Mapping[str, str] = dataclasses.field(default_factory=dict)  # path -> `256Gi`
 
 
 def resolve_secret(value: str, environment: Mapping[str, str]) -> str:
@@ -106,6 +109,30 @@ def masked_attributes(
     for path in sensitive_paths(type(model)):
         data = _mask(data, path, seal)
     return data
+
+
+def written_forms(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[str, str]]:
+    """(attribute path, text) of every quantity or duration the configuration wrote as text
+    (schemas/quantities.py keeps it on the number), in the paths of `masked_attributes`."""
+    if isinstance(data, BaseModel):
+        for name in type(data).model_fields:
+            yield from written_forms(getattr(data, name), (*path, name))
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from written_forms(value, (*path, key))
+    elif isinstance(data, list | tuple):
+        for index, value in enumerate(data):
+            yield from written_forms(value, (*path, index))
+    elif isinstance(data, WrittenInt | WrittenFloat):
+        yield dotted(path), data.written
+
+
+def _written(model: BaseModel, exclude: frozenset[str] = frozenset()) -> dict[str, str]:
+    return {
+        path: text
+        for path, text in written_forms(model)
+        if path.split(".", 1)[0].split("[", 1)[0] not in exclude
+    }
 
 
 def _sensitive_leaves(data: Any, path: tuple[str, ...]) -> Iterator[Any]:
@@ -172,6 +199,7 @@ def _machine_type(
         rolling_instances=machine.min_size,
         max_surge=machine.max_surge,
         max_unavailable=machine.max_unavailable,
+        written=_written(machine, frozenset({"machine_type"})),
     )
 
 
@@ -193,7 +221,12 @@ def expand(
         return masked_attributes(model, salt, environment=environment, reveal=reveal)
 
     def add(model: Document, resource: DesiredResource) -> None:
-        resources.append(dataclasses.replace(resource, source=configuration.ref_of(model).file))
+        # A machine type's own model holds its written values; every other resource is one
+        # document.
+        written = resource.written if resource.model is MachineType else _written(model)
+        resources.append(
+            dataclasses.replace(resource, source=configuration.ref_of(model).file, written=written)
+        )
 
     pools = {p.name: p for p in configuration.of_kind(MachinePool)}
     for pool in pools.values():

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from reconciler.plan.expand import SENSITIVE_PREFIX
@@ -157,18 +159,49 @@ def leaf_symbol(attr: AttributeChange) -> str:
     return "~"
 
 
-def leaf_value(attr: AttributeChange) -> str:
-    """The right-hand side of an attribute line: `old -> new`, `new`, or a mask."""
+_WRITTEN = re.compile(r"^\s*\+?([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*$")
+
+
+def as_written(value: Any, written: str | None) -> str:
+    """A value as the configuration wrote it (`256Gi`, `10m`) when it did, else `fmt`."""
+    if written is not None and isinstance(value, int | float) and not isinstance(value, bool):
+        return one_line(written)
+    return fmt(value)
+
+
+def in_unit_of(old: Any, new: Any, written: str | None) -> str:
+    """`old` in the unit `new` was written in (`256Gi` beside `512Gi`), when it is a whole (or
+    short decimal) number of that unit; else `fmt(old)`. State keeps numbers, not spellings:
+    the unit of the new value is the one the reader is thinking in."""
+    match = _WRITTEN.match(written or "")
+    numbers = (old, new)
+    if not match or any(isinstance(v, bool) or not isinstance(v, int | float) for v in numbers):
+        return fmt(old)
+    amount, unit = Decimal(match.group(1)), match.group(2)
+    try:
+        scaled = Decimal(str(old)) * amount / Decimal(str(new))
+    except (InvalidOperation, ZeroDivisionError):
+        return fmt(old)
+    if scaled != scaled.quantize(Decimal("0.001")):
+        return fmt(old)
+    text = format(scaled.normalize(), "f")
+    return f"{text}{unit}"
+
+
+def leaf_value(attr: AttributeChange, written: Mapping[str, str] | None = None) -> str:
+    """The right-hand side of an attribute line: `old -> new`, `new`, or a mask. Quantities
+    and durations the configuration wrote with a unit are shown in it (`written`: by path)."""
     if attr.sensitive or is_hash(attr.old) or is_hash(attr.new):
         return SENSITIVE
     if attr.known_after_apply:
         return KNOWN_AFTER_APPLY if attr.old is None else f"{fmt(attr.old)} -> {KNOWN_AFTER_APPLY}"
+    spelled = (written or {}).get(attr.path)
     symbol = leaf_symbol(attr)
     if symbol == "+":
-        return fmt(attr.new)
+        return as_written(attr.new, spelled)
     if symbol == "-":
         return f"{fmt(attr.old)} -> null"
-    return f"{fmt(attr.old)} -> {fmt(attr.new)}"
+    return f"{in_unit_of(attr.old, attr.new, spelled)} -> {as_written(attr.new, spelled)}"
 
 
 def flatten(value: Any, prefix: list[Step] | None = None) -> list[tuple[str, Any]]:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from reconciler.plan.model import Action, Plan, ResourceChange
 from reconciler.render.common import (
     KNOWN_AFTER_APPLY,
+    as_written,
     flatten,
-    fmt,
     header_phrase,
     leaf_symbol,
     leaf_value,
@@ -146,13 +146,16 @@ def diff_lines(change: ResourceChange) -> list[str]:
         known = [
             f"+ {a.path} = {KNOWN_AFTER_APPLY}" for a in change.attributes if a.known_after_apply
         ]
-        return known + [f"+ {p} = {fmt(v)}" for p, v in flatten(change.after or {})]
+        return known + [
+            f"+ {p} = {as_written(v, change.written.get(p))}"
+            for p, v in flatten(change.after or {})
+        ]
     if change.action is Action.DELETE:
         return [f"- {change.key}"]
     lines: list[str] = []
     for attr in change.attributes:
         forced = "  # forces replacement" if attr.forces_replacement else ""
-        value = leaf_value(attr)
+        value = leaf_value(attr, change.written)
         sym = leaf_symbol(attr)
         if sym == "~" and " -> " in value:
             old, new = value.split(" -> ", 1)

@@ -18,7 +18,7 @@ cannot print a line, a colour or a cursor movement of its own.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from reconciler.plan.model import Action, Plan, ResourceChange
 from reconciler.plan.reasons import UNDOES_DRIFT, Reason
@@ -26,6 +26,7 @@ from reconciler.render.common import (
     KNOWN_AFTER_APPLY,
     LEGEND,
     Node,
+    as_written,
     diff_tree,
     flatten,
     fmt,
@@ -99,7 +100,7 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
     elif change.action is Action.DELETE:
         body = _delete_body(change, paint)
     else:
-        body = tree_lines(diff_tree(change), 6, paint)
+        body = tree_lines(diff_tree(change), 6, paint, change.written)
     lines += body
     roll = rolling_line(change)
     if roll:
@@ -108,7 +109,9 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
     return lines
 
 
-def tree_lines(node: Node, indent: int, paint: Paint) -> list[str]:
+def tree_lines(
+    node: Node, indent: int, paint: Paint, written: Mapping[str, str] | None = None
+) -> list[str]:
     """Nested attribute lines below `node`, siblings' `=` aligned."""
     pad = " " * indent
     leaves = [k for k, child in node.children.items() if not child.children]
@@ -119,14 +122,14 @@ def tree_lines(node: Node, indent: int, paint: Paint) -> list[str]:
         if child.change is not None:
             sym = leaf_symbol(child.change)
             name = label.ljust(width) if not child.children else label
-            line = f"{pad}{paint(sym, sym)} {name} = {leaf_value(child.change)}"
+            line = f"{pad}{paint(sym, sym)} {name} = {leaf_value(child.change, written)}"
             if child.change.forces_replacement:
                 line += " " + paint(FORCES, "!")
             lines.append(line)
         if child.children:
             opener, closer = ("[", "]") if child.is_list else ("{", "}")
             lines.append(f"{pad}{paint('~', '~')} {label} = {opener}")
-            lines += tree_lines(child, indent + 4, paint)
+            lines += tree_lines(child, indent + 4, paint, written)
             lines.append(f"{pad}  {closer}")
     return lines
 
@@ -139,7 +142,10 @@ def _create_body(change: ResourceChange, paint: Paint) -> list[str]:
     pairs = [
         (one_line(a.path), KNOWN_AFTER_APPLY) for a in change.attributes if a.known_after_apply
     ]
-    pairs += [(one_line(path), fmt(value)) for path, value in flatten(change.after or {})]
+    pairs += [
+        (one_line(path), as_written(value, change.written.get(path)))
+        for path, value in flatten(change.after or {})
+    ]
     width = max((len(p) for p, _ in pairs), default=0)
     return [f"      {paint('+', '+')} {p.ljust(width)} = {v}" for p, v in pairs]
 
