@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -20,14 +21,18 @@ def use_color() -> bool:
     return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
 
 
-def emit_plan(plan: Plan, as_json: bool, as_markdown: bool) -> None:
+def emit_plan(
+    plan: Plan, as_json: bool, as_markdown: bool, *, plan_file: Path | None = None
+) -> None:
+    """A plan on stdout; `plan_file` is where it is saved, if it is (named in Markdown)."""
     from reconciler.render import render_markdown, render_text
 
     with collector_paused():
         if as_json:
             click.echo(json.dumps(plan.to_json(), indent=2, sort_keys=True))
         elif as_markdown:
-            click.echo(render_markdown(plan))
+            saved = str(plan_file) if plan_file is not None else None
+            click.echo(render_markdown(plan, plan_file=saved))
         else:
             click.echo(render_text(plan, color=use_color()), nl=False)
 

@@ -71,7 +71,7 @@ def plan(
     planned = plan_configuration(
         directory, options, environ=os.environ, lock_timeout=parse_timeout(lock_timeout)
     )
-    emit_plan(planned.plan, as_json, as_markdown)
+    emit_plan(planned.plan, as_json, as_markdown, plan_file=out)
     if out is not None:
         save_plan(planned, out)
         if not as_json:
@@ -90,7 +90,7 @@ def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
     """Render a saved plan."""
     from reconciler.usecases.planning import read_saved_plan
 
-    emit_plan(read_saved_plan(planfile).plan, as_json, as_markdown)
+    emit_plan(read_saved_plan(planfile).plan, as_json, as_markdown, plan_file=planfile)
 
 
 @click.command()

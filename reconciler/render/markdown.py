@@ -61,8 +61,10 @@ class Section:
     resources: int  # how many changes it shows (0 for the graph)
 
 
-def render_markdown(plan: Plan, *, limit: int = 60_000) -> str:
-    """The plan as GitHub-flavoured Markdown, always shorter than `limit` characters."""
+def render_markdown(plan: Plan, *, limit: int = 60_000, plan_file: str | None = None) -> str:
+    """The plan as GitHub-flavoured Markdown, always shorter than `limit` characters. What is
+    cut is named, with where to see all of it: `poolform show <plan_file>` when the plan was
+    saved, else how to save it."""
     head = [f"### poolform plan: {_title(plan)}", "", *_table(plan)]
     if not plan.has_changes:
         return "\n".join([*head, *_warnings(plan)]) + "\n"
@@ -72,7 +74,7 @@ def render_markdown(plan: Plan, *, limit: int = 60_000) -> str:
         graph = f"#### Change graph\n\n{fence('mermaid', render_mermaid(plan).splitlines())}\n"
         sections.append(Section(graph, CUT_RANK["graph"], "graph", 0))
     sections += _change_sections(plan)
-    return _fit("\n".join(head) + "\n", critical, sections, limit)
+    return _fit("\n".join(head) + "\n", critical, sections, limit, _see_all(plan_file))
 
 
 def _title(plan: Plan) -> str:
@@ -220,7 +222,13 @@ def _group(shape: tuple[str, tuple[str, ...]], members: list[ResourceChange]) ->
     return _details(summary, "\n".join(body).rstrip())
 
 
-def _fit(head: str, critical: list[str], sections: list[Section], limit: int) -> str:
+def _see_all(plan_file: str | None) -> str:
+    if plan_file is None:
+        return "save the plan with `poolform plan -out FILE` and run `poolform show FILE`"
+    return f"run {code_span(f'poolform show {plan_file}')}"
+
+
+def _fit(head: str, critical: list[str], sections: list[Section], limit: int, see_all: str) -> str:
     """Join the parts, dropping the least important sections until the text is under `limit`.
     Lengths are kept incrementally: plans with 10,000 changes must not cost quadratic time."""
     fixed = [head] + (["\n".join(critical) + "\n"] if critical else [])
@@ -231,7 +239,7 @@ def _fit(head: str, critical: list[str], sections: list[Section], limit: int) ->
     base = sum(len(p) for p in fixed)
 
     def length() -> int:
-        note = len(_cut_note(counts)) + 1 if counts else 0
+        note = len(_cut_note(counts, see_all)) + 1 if counts else 0
         return base + kept_chars + kept_parts - 1 + note
 
     for index in sorted(range(len(sections)), key=lambda i: (sections[i].rank, -i)):
@@ -242,17 +250,17 @@ def _fit(head: str, critical: list[str], sections: list[Section], limit: int) ->
         kept_parts -= 1
         counts[NOUNS[sections[index].kind]] += sections[index].resources or 1
     parts = fixed + [s.text for s, k in zip(sections, keep, strict=True) if k]
-    text = "\n".join(parts + ([_cut_note(counts)] if counts else []))
+    text = "\n".join(parts + ([_cut_note(counts, see_all)] if counts else []))
     if len(text) >= limit:  # the reasons alone are too long: keep as many lines as fit
-        note = f"\n… reasons truncated at {limit:,} characters; run `poolform show plan.out`\n"
+        note = f"\n… reasons truncated at {limit:,} characters; {see_all}\n"
         if len(note) >= limit:
             return text[: max(0, limit - 1)]
         text = text[: limit - len(note) - 1].rsplit("\n", 1)[0] + note
     return text
 
 
-def _cut_note(counts: Counter[str]) -> str:
-    """`… 40 more in-place updates, the change graph not shown; run `poolform show plan.out``."""
+def _cut_note(counts: Counter[str], see_all: str) -> str:
+    """`… 40 more in-place updates, the change graph not shown; run `poolform show FILE``."""
     parts = []
     for noun in ("in-place update", "create", "replacement", "deletion"):
         n = counts.get(noun, 0)
@@ -262,4 +270,4 @@ def _cut_note(counts: Counter[str]) -> str:
             parts.append(f"{n} more {plural}" if more else f"details of {n} {plural}")
     if counts.get("change graph"):
         parts.append("the change graph")
-    return f"… {', '.join(parts)} not shown; run `poolform show plan.out`\n"
+    return f"… {', '.join(parts)} not shown; {see_all}\n"

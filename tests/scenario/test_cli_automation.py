@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import pty
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -142,3 +143,17 @@ def test_a_saved_plan_prefers_the_directory_that_holds_its_configuration(
     )
     assert applied.returncode == 0, applied.stderr
     assert not (elsewhere / "quickstart" / ".poolform").exists()
+
+
+def test_ci_progress_lines_are_plain_and_timestamped(quickstart: Path) -> None:
+    applied = poolform("apply", quickstart, "--auto-approve", env={"CI": "true"})
+    assert applied.returncode == 0, applied.stderr
+    progress = [line for line in applied.stdout.splitlines() if ": Created after" in line]
+    assert len(progress) == 7
+    assert all(
+        re.match(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \S+: Created after", line) for line in progress
+    )
+    piped = poolform("destroy", quickstart, "--auto-approve", env={"CI": ""})
+    assert piped.returncode == 0, piped.stderr
+    destroyed = [line for line in piped.stdout.splitlines() if ": Destroyed after" in line]
+    assert len(destroyed) == 7 and all(not line[0].isdigit() for line in destroyed)
