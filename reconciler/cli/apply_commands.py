@@ -151,7 +151,7 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
 
     accepted = accept(
         directory,
-        confirm=terminal_confirm(auto_approve),
+        confirm=terminal_confirm(auto_approve, "apply --refresh-only"),
         on_report=show,
         lock_timeout=lock_timeout,
     )
@@ -250,7 +250,7 @@ def destroy(
     try:
         applied = destroy_all(
             directory,
-            confirm=terminal_confirm(auto_approve),
+            confirm=terminal_confirm(auto_approve, "destroy"),
             on_plan=view.plan,
             on_event=view.event,
             parallelism=parallelism,

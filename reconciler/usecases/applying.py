@@ -36,8 +36,8 @@ from reconciler.usecases.common import (
     load_directory,
     refuse_emptied,
 )
-from reconciler.workspace import open_provider, open_state, secret_salt
-from state import HistoryEntry, StateBackend, StateSnapshot, default_who, lock_state
+from reconciler.workspace import hold_lock, open_provider, open_state, secret_salt
+from state import HistoryEntry, StateBackend, StateSnapshot, default_who
 
 NOT_A_PLAN = "apply takes a plan file (from `poolform plan -out`) or a configuration directory"
 
@@ -163,7 +163,9 @@ def _apply(
     backend = open_state(configuration)
     provider = open_provider(configuration)
     try:
-        with lock_state(backend, "destroy" if options.destroy else "apply", how.lock_timeout):
+        with hold_lock(
+            backend, "destroy" if options.destroy else "apply", how.lock_timeout, configuration
+        ):
             snapshot = backend.read()
             refuse_emptied(configuration, snapshot, options.destroy)
             salt = secret_salt(configuration, snapshot.lineage)
@@ -185,7 +187,8 @@ def _apply(
                 question = (
                     "destroy all of this capacity" if options.destroy else "apply these changes"
                 )
-                confirmed(how.confirm, question)
+                cancelled = "Destroy cancelled" if options.destroy else "Apply cancelled"
+                confirmed(how.confirm, question, cancelled)
             clear = expand(configuration, salt, environment=environment, reveal=True)
             executor = ChangeExecutor(provider, backend, snapshot, clear)
             result = walk_plan(

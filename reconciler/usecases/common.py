@@ -54,9 +54,11 @@ def refuse_emptied(configuration: Configuration, snapshot: StateSnapshot, destro
     )
 
 
-def confirmed(confirm: Confirm, question: str) -> None:
+def confirmed(confirm: Confirm, question: str, cancelled: str) -> None:
+    """Go on only if `confirm(question)` says yes; otherwise `Cancelled(cancelled)`
+    ("Apply cancelled"), and nothing was changed."""
     if not confirm(question):
-        raise Cancelled(f"{question} cancelled")
+        raise Cancelled(cancelled)
 
 
 def refresh_with_provider(

@@ -19,8 +19,7 @@ from reconciler.usecases.common import (
     load_directory,
     refresh_with_provider,
 )
-from reconciler.workspace import open_provider, open_state, read_state, secret_salt
-from state import lock_state
+from reconciler.workspace import hold_lock, open_provider, open_state, read_state, secret_salt
 
 
 class NothingRecorded(PoolformError):
@@ -73,14 +72,14 @@ def accept_drift(
     backend = open_state(configuration)
     provider = open_provider(configuration)
     try:
-        with lock_state(backend, "apply", lock_timeout):
+        with hold_lock(backend, "apply", lock_timeout, configuration):
             snapshot = backend.read()
             salt = secret_salt(configuration, snapshot.lineage)
             report = refresh_all(provider, snapshot, salt, retry or RetryPolicy(), clock).report
             on_report(report)
             if not report.drifted:
                 return AcceptedDrift(report, 0)
-            confirmed(confirm, "accept these values into state")
+            confirmed(confirm, "accept these values into state", "Apply cancelled")
             for item in report.drifted:
                 if item.status is DriftStatus.DELETED:
                     backend.delete_resource(item.address, expected_lineage=snapshot.lineage)

@@ -139,7 +139,7 @@ def test_apply_asks_once_shows_the_plan_and_reports_progress(directory: Path) ->
 
 
 def test_apply_answered_no_changes_nothing(directory: Path) -> None:
-    with pytest.raises(Cancelled, match="apply these changes cancelled"):
+    with pytest.raises(Cancelled, match=r"^Apply cancelled$"):
         apply_plan(directory, confirm=Answers(yes=False), environ=ENVIRON, clock=FakeClock())
     assert recorded(directory) == []
 
