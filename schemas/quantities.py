@@ -34,7 +34,10 @@ _SUFFIXES: dict[str, Decimal] = {
     "Ti": Decimal(2) ** 40,
     "Pi": Decimal(2) ** 50,
 }
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)\s*$")
+# One or more number-and-unit parts, summed: `30s`, `10m`, `1m30s`, `1h 15m`.
+_DURATION_PART = r"[0-9]+(?:\.[0-9]+)?\s*(?:ms|s|m|h|d)"
+_DURATION = re.compile(rf"^\s*(?:{_DURATION_PART}\s*)+$")
+_DURATION_PARTS = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)")
 _SECONDS = {
     "ms": Decimal("0.001"),
     "s": Decimal(1),
@@ -103,12 +106,15 @@ def parse_duration(value: Any) -> int | float:
     if isinstance(value, int | float):
         seconds = Decimal(str(value))
     elif isinstance(value, str):
-        match = _DURATION.match(value)
-        if not match:
+        if not _DURATION.match(value):
             raise ValueError(
-                f"{value!r} is not a duration; use a number and a unit: ms, s, m, h or d"
+                f"{value!r} is not a duration; use numbers with units (ms, s, m, h, d), "
+                "such as 30s, 10m or 1m30s"
             )
-        seconds = Decimal(match.group(1)) * _SECONDS[match.group(2)]
+        seconds = sum(
+            (Decimal(n) * _SECONDS[unit] for n, unit in _DURATION_PARTS.findall(value)),
+            Decimal(0),
+        )
     else:
         raise ValueError(f"expected a duration, got {type(value).__name__}")
     if not seconds.is_finite() or seconds < 0 or seconds > Decimal(10) ** 9:
@@ -128,7 +134,7 @@ _QUANTITY_SCHEMA = {
 _DURATION_SCHEMA = {
     "anyOf": [
         {"type": "number", "minimum": 0},
-        {"type": "string", "pattern": r"^\s*[0-9]+(\.[0-9]+)?\s*(ms|s|m|h|d)\s*$"},
+        {"type": "string", "pattern": r"^\s*([0-9]+(\.[0-9]+)?\s*(ms|s|m|h|d)\s*)+$"},
     ]
 }
 

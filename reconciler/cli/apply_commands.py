@@ -235,14 +235,32 @@ def apply(
 
 @click.command()
 @click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
-@click.option("--auto-approve", is_flag=True)
-@click.option("--parallelism", default=10, show_default=True, type=click.IntRange(1, 1000))
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--parallelism",
+    default=10,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="How many changes may run at once.",
+)
+@click.option("--json", "as_json", is_flag=True, help="One JSON event per line.")
+@click.option(
+    "--target",
+    "targets",
+    multiple=True,
+    metavar="ADDR",
+    help="Only ADDR and what depends on it (repeatable).",
+)
 @lock_timeout_option
 def destroy(
-    directory: Path, auto_approve: bool, parallelism: int, as_json: bool, lock_timeout: str
+    directory: Path,
+    auto_approve: bool,
+    parallelism: int,
+    as_json: bool,
+    targets: tuple[str, ...],
+    lock_timeout: str,
 ) -> int:
-    """Delete everything this configuration's state records."""
+    """Delete everything this configuration's state records (or only --target ADDR)."""
     from reconciler.usecases.applying import destroy as destroy_all
 
     refuse_json_prompt(as_json, auto_approve, "destroy")
@@ -250,6 +268,7 @@ def destroy(
     try:
         applied = destroy_all(
             directory,
+            targets=targets,
             confirm=terminal_confirm(auto_approve, "destroy"),
             on_plan=view.plan,
             on_event=view.event,

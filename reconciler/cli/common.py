@@ -29,17 +29,28 @@ lock_timeout_option = click.option(
     "--lock-timeout",
     default="0s",
     show_default=True,
-    help="How long to wait for the state lock (e.g. 30s, 2m).",
+    metavar="DURATION",
+    help="How long to wait for the state lock held by another run (e.g. 30s, 2m, 1m30s).",
 )
 
 
 def parse_timeout(text: str) -> float:
+    """A `--lock-timeout`: a duration as the configuration takes them (`30s`, `2m`, `1m30s`),
+    or a bare number of seconds."""
     from schemas.quantities import parse_duration
 
     try:
-        return float(parse_duration(text))
+        return float(parse_duration(float(text) if _is_number(text) else text))
     except ValueError as exc:
         raise PoolformError(f"--lock-timeout: {exc}") from None
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip().replace(".", "", 1).isdigit()
 
 
 NO_TERMINAL_HINTS = {

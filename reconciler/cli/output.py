@@ -18,7 +18,15 @@ if TYPE_CHECKING:
 
 
 def use_color() -> bool:
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+    """Colour only on a terminal, never with NO_COLOR, TERM=dumb or --no-color."""
+    from reconciler.cli.global_options import color_disabled
+
+    return (
+        sys.stdout.isatty()
+        and "NO_COLOR" not in os.environ
+        and os.environ.get("TERM") != "dumb"
+        and not color_disabled()
+    )
 
 
 def emit_plan(

@@ -98,12 +98,18 @@ def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
 @click.option(
     "--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid", show_default=True
 )
-@click.option("--destroy", is_flag=True)
-def graph(directory: Path, fmt: str, destroy: bool) -> None:
+@click.option("--destroy", is_flag=True, help="The graph of deleting everything in state.")
+@lock_timeout_option
+def graph(directory: Path, fmt: str, destroy: bool, lock_timeout: str) -> None:
     """The change graph as a picture: actions coloured, order visible."""
     from reconciler.plan import PlanOptions
     from reconciler.render import render_dot, render_mermaid
     from reconciler.usecases.planning import plan_configuration
 
-    result = plan_configuration(directory, PlanOptions(destroy=destroy), environ=os.environ).plan
+    result = plan_configuration(
+        directory,
+        PlanOptions(destroy=destroy),
+        environ=os.environ,
+        lock_timeout=parse_timeout(lock_timeout),
+    ).plan
     click.echo(render_mermaid(result) if fmt == "mermaid" else render_dot(result))

@@ -134,6 +134,7 @@ def planned_directory(saved: SavedPlan) -> Path:
 def destroy(
     directory: Path,
     *,
+    targets: tuple[str, ...] = (),
     confirm: Confirm,
     on_plan: Callable[[Plan], None] = ignore,
     on_event: EventSink = ignore,
@@ -143,7 +144,8 @@ def destroy(
     retry: RetryPolicy | None = None,
     clock: Clock = SYSTEM_CLOCK,
 ) -> AppliedPlan:
-    """Delete everything the configuration's state records, once `confirm` says yes."""
+    """Delete everything the configuration's state records (or only `targets` and what
+    depends on them), once `confirm` says yes."""
     how = _How(
         confirm,
         on_plan,
@@ -154,7 +156,8 @@ def destroy(
         retry or RetryPolicy(),
         clock,
     )
-    return _apply(load_directory(directory, "destroy"), PlanOptions(destroy=True), None, how)
+    options = PlanOptions(destroy=True, targets=targets)
+    return _apply(load_directory(directory, "destroy"), options, None, how)
 
 
 def _apply(

@@ -118,7 +118,7 @@ def test_a_held_lock_names_its_directory_and_force_unlock_reads_plainly(quicksta
         assert f"`poolform force-unlock {held.lock_id}` with --chdir {quickstart}" in (
             blocked.stderr
         )
-        released = poolform("force-unlock", held.lock_id, "--dir", quickstart)
+        released = poolform("force-unlock", held.lock_id, "--chdir", quickstart)
         assert released.returncode == 0, released.stderr
         assert released.stdout.startswith(
             f"Released the state lock {held.lock_id}, taken by someone@elsewhere (pid "
