@@ -8,6 +8,7 @@ there is no prompt to show, so `--json` needs `--auto-approve` or a saved plan.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,7 @@ class ApplyView:
         self.show_plan = show_plan and not as_json
         self.total = 0
         self.reporter: Reporter | None = None
+        self._starting = threading.Lock()
 
     def plan(self, plan: Plan) -> None:
         from reconciler.render import render_text
@@ -52,8 +54,9 @@ class ApplyView:
             click.echo(render_text(plan, color=use_color()), nl=False)
 
     def event(self, event: dict[str, Any]) -> None:
-        if self.reporter is None:
-            self.reporter = reporter_for(self.total, self.as_json)
+        with self._starting:  # the walker's threads report at once: one reporter for all
+            if self.reporter is None:
+                self.reporter = reporter_for(self.total, self.as_json)
         self.reporter(event)
 
     def close(self) -> None:

@@ -111,7 +111,10 @@ class PlainReporter:
 
     def _tick(self) -> None:
         while not self._stop.wait(1.0):
-            self.beat()
+            try:
+                self.beat()
+            except (OSError, ValueError):  # the reader went away (a closed pipe): stop beating
+                return
 
     def _print(self, line: str) -> None:
         if self.timestamps:

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import io
+import threading
 
+import pytest
 from rich.console import Console
 
+from reconciler.cli.apply_commands import ApplyView
 from reconciler.cli.progress import PlainReporter, RichReporter, in_ci
 from tests.fakes import FakeClock
 
@@ -115,3 +118,23 @@ def test_markup_in_an_address_is_shown_not_obeyed() -> None:
         assert reporter.description == "[bold]Creating[/] resource_pool.\\[red]x\\[/red]"
     finally:
         reporter.close()
+
+
+def test_changes_reporting_at_once_share_one_reporter_and_all_stop(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    view = ApplyView(as_json=False)
+    ready = threading.Barrier(16)
+
+    def report(n: int) -> None:
+        ready.wait()
+        view.event(start(f"resource_pool.p{n}"))
+
+    threads = [threading.Thread(target=report, args=(n,)) for n in range(16)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    view.close()
+    assert not [t for t in threading.enumerate() if t.name == "heartbeat"]
+    assert len(capsys.readouterr().out.splitlines()) == 16
