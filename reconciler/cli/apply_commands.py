@@ -179,7 +179,13 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
 @click.command()
 @click.argument("target", type=click.Path(path_type=Path), default=".", required=False)
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
-@click.option("--parallelism", default=10, show_default=True, type=click.IntRange(1, 1000))
+@click.option(
+    "--parallelism",
+    default=10,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="How many changes may run at once.",
+)
 @click.option(
     "--refresh-only",
     is_flag=True,

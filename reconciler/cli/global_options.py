@@ -1,4 +1,5 @@
-"""Options every command takes, wherever they are written: `--chdir DIR` and `--no-color`.
+"""Options every command takes, wherever they are written: `--chdir DIR` and `--no-color`;
+and command summaries shown whole in command lists.
 
 Terraform takes `-chdir=DIR` before the command (`terraform -chdir=infra plan`); poolform takes
 it there and after the command too (`poolform plan --chdir infra`), on every command. The process
@@ -83,6 +84,9 @@ def everywhere(root: click.Group) -> None:
     """Give `root` and every command below it the shared options (`--no-color` to the root
     and the commands that print, not to the groups between), and hide the old `--dir`."""
     for command in [root, *_commands(root)]:
+        if not command.short_help and command.help:
+            # Command lists show the whole first paragraph, never a summary cut at "...".
+            command.short_help = " ".join(command.help.split("\n\n", 1)[0].split())
         names = {opt for param in command.params for opt in getattr(param, "opts", ())}
         if "--chdir" not in names:
             command.params.append(chdir_option())

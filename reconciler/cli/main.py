@@ -11,6 +11,7 @@ from collections.abc import Sequence
 
 import click
 
+from reconciler.cli.about_commands import completion, version
 from reconciler.cli.apply_commands import apply, destroy
 from reconciler.cli.common import EXIT_OK, exit_code_for
 from reconciler.cli.config_commands import effective, schema, validate
@@ -54,6 +55,8 @@ cli.add_command(state)
 cli.add_command(force_unlock)
 cli.add_command(import_)
 cli.add_command(local)
+cli.add_command(version)
+cli.add_command(completion)
 everywhere(cli)
 
 

@@ -84,8 +84,10 @@ def plan(
 
 @click.command()
 @click.argument("planfile", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--markdown", "as_markdown", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The plan as JSON (format_version 1.0).")
+@click.option(
+    "--markdown", "as_markdown", is_flag=True, help="The plan as Markdown for a pull request."
+)
 def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
     """Render a saved plan."""
     from reconciler.usecases.planning import read_saved_plan
@@ -96,7 +98,12 @@ def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
 @click.command()
 @DIR
 @click.option(
-    "--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["mermaid", "dot"]),
+    default="mermaid",
+    show_default=True,
+    help="Mermaid (for Markdown) or Graphviz DOT.",
 )
 @click.option("--destroy", is_flag=True, help="The graph of deleting everything in state.")
 @lock_timeout_option
