@@ -21,7 +21,7 @@ from reconciler.cli.common import (
     parse_timeout,
     terminal_confirm,
 )
-from reconciler.cli.output import emit_drift, use_color
+from reconciler.cli.output import describe_saved, emit_drift, use_color
 from reconciler.cli.progress import JsonReporter, Reporter, reporter_for
 from reconciler.errors import PoolformError
 from reconciler.printable import one_line
@@ -111,10 +111,12 @@ def summary_event(
     }
 
 
-def report_applied(applied: AppliedPlan, as_json: bool, operation: str) -> int:
+def report_applied(
+    applied: AppliedPlan, as_json: bool, operation: str, label: str | None = None
+) -> int:
     result = applied.result
     if as_json:
-        JsonReporter()(summary_event(operation, applied.plan, applied))
+        JsonReporter()(summary_event(operation, applied.plan, applied, label=label))
     if result is None:
         return EXIT_OK
     summary = applied.plan.summary
@@ -211,7 +213,9 @@ def apply(
 ) -> int:
     """Apply a configuration directory (after confirmation) or a saved plan (exactly its steps)."""
     from reconciler.plan import PlanOptions
+    from reconciler.plan.planfile import is_plan_file
     from reconciler.usecases.applying import apply_plan
+    from reconciler.usecases.planning import read_saved_plan
 
     timeout = parse_timeout(lock_timeout)
     saved = target.is_file()
@@ -225,6 +229,12 @@ def apply(
             target, auto_approve=auto_approve, as_json=as_json, lock_timeout=timeout
         )
     refuse_json_prompt(as_json, auto_approve or saved, "apply")
+    label = None
+    if saved and is_plan_file(target):
+        reviewed = read_saved_plan(target)
+        label = reviewed.label
+        if not as_json:
+            click.echo(describe_saved(reviewed))
     view = ApplyView(as_json, show_plan=not saved)
     try:
         applied = apply_plan(
@@ -239,7 +249,7 @@ def apply(
         )
     finally:
         view.close()
-    return report_applied(applied, as_json, "apply")
+    return report_applied(applied, as_json, "apply", label)
 
 
 @click.command()

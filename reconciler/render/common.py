@@ -246,3 +246,11 @@ LEGEND = {
     "-/+": "destroy and then create replacement",
     "-": "destroy",
 }
+
+
+def comment_marker(kind: str, label: str) -> str:
+    """`<!-- poolform-plan: pr-12 -->`: the stable first line of a Markdown comment, which a
+    workflow searches for to update its comment instead of adding one. The label keeps only
+    characters that cannot end the HTML comment or break its line."""
+    safe = re.sub(r"[^A-Za-z0-9._/#:@+=-]", "_", label).replace("--", "-_") or "_"
+    return f"<!-- poolform-{kind}: {safe} -->"

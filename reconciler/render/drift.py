@@ -8,7 +8,7 @@ ids and messages are escaped for where they land (reconciler/render/escape.py).
 from __future__ import annotations
 
 from reconciler.drift.model import AttributeDrift, DriftReport, DriftStatus
-from reconciler.render.common import SENSITIVE, fmt
+from reconciler.render.common import SENSITIVE, comment_marker, fmt
 from reconciler.render.escape import code_span, markdown_text, one_line, table_code
 
 FOOTER = (
@@ -68,9 +68,14 @@ def render_drift_text(report: DriftReport) -> str:
     return "\n".join(lines).rstrip() + "\n"
 
 
-def render_drift_markdown(report: DriftReport) -> str:
+def render_drift_markdown(report: DriftReport, *, label: str | None = None) -> str:
+    """The report as Markdown for an issue; with `label` (its configuration directory) it
+    starts with a marker a scheduled workflow finds its issue by:
+    `<!-- poolform-drift: LABEL -->`."""
     icon = ":warning:" if report.has_drift else ":white_check_mark:"
     out = [f"### {icon} poolform drift", "", _headline(report), ""]
+    if label is not None:
+        out = [comment_marker("drift", label), *out]
     if report.drifted:
         out += [
             "| resource | status | attribute | expected | actual | owner |",

@@ -23,6 +23,7 @@ from reconciler.plan.model import Action, Plan, ResourceChange
 from reconciler.render.common import (
     KNOWN_AFTER_APPLY,
     as_written,
+    comment_marker,
     flatten,
     header_phrase,
     leaf_symbol,
@@ -61,11 +62,31 @@ class Section:
     resources: int  # how many changes it shows (0 for the graph)
 
 
-def render_markdown(plan: Plan, *, limit: int = 60_000, plan_file: str | None = None) -> str:
+@dataclass(frozen=True)
+class Provenance:
+    """What a pull-request comment of a plan says about itself: what it is for (`label`: the
+    plan's --label, else its configuration directory; the comment's marker) and the commit the
+    configuration was at, when known."""
+
+    label: str
+    commit: str | None = None
+
+
+def render_markdown(
+    plan: Plan,
+    *,
+    limit: int = 60_000,
+    plan_file: str | None = None,
+    provenance: Provenance | None = None,
+) -> str:
     """The plan as GitHub-flavoured Markdown, always shorter than `limit` characters. What is
     cut is named, with where to see all of it: `poolform show <plan_file>` when the plan was
-    saved, else how to save it."""
-    head = [f"### poolform plan: {_title(plan)}", "", *_table(plan)]
+    saved, else how to save it. With `provenance`, it starts with a marker a workflow can find
+    (`<!-- poolform-plan: LABEL -->`) and says which commit and state serial it was made from."""
+    head = [f"### poolform plan: {_title(plan)}", ""]
+    if provenance is not None:
+        head = [comment_marker("plan", provenance.label), *head, _origin(plan, provenance), ""]
+    head += _table(plan)
     if not plan.has_changes:
         return "\n".join([*head, *_warnings(plan)]) + "\n"
     critical = _critical(plan) + _warnings(plan)
@@ -75,6 +96,14 @@ def render_markdown(plan: Plan, *, limit: int = 60_000, plan_file: str | None = 
         sections.append(Section(graph, CUT_RANK["graph"], "graph", 0))
     sections += _change_sections(plan)
     return _fit("\n".join(head) + "\n", critical, sections, limit, _see_all(plan_file))
+
+
+def _origin(plan: Plan, provenance: Provenance) -> str:
+    commit = f"commit {code_span(provenance.commit)}" if provenance.commit else "an unknown commit"
+    return (
+        f"For {code_span(provenance.label)}, computed at {commit} against state serial "
+        f"{plan.serial} (lineage {code_span(plan.lineage)})."
+    )
 
 
 def _title(plan: Plan) -> str:

@@ -37,6 +37,7 @@ from reconciler.plan.model import (
 )
 from reconciler.plan.reasons import Reason
 from reconciler.render import render_dot, render_markdown, render_mermaid, render_text
+from reconciler.render.common import comment_marker
 from reconciler.render.drift import render_drift_markdown, render_drift_text
 from reconciler.render.escape import code_span, fence, markdown_text, one_line
 
@@ -283,3 +284,12 @@ def test_code_and_fences_outlast_the_backticks_inside() -> None:
     assert fence("diff", ["+ a = ```", "+ b = ````"]).startswith("`````diff\n")
     assert fence("diff", ["+ a = 1"]) == "```diff\n+ a = 1\n```"
     assert markdown_text("<!-- **x** | [y](z) -->") == ("\\<!-- \\*\\*x\\*\\* \\| \\[y\\](z) --\\>")
+
+
+@settings(max_examples=200, deadline=None)
+@given(HOSTILE)
+def test_the_comment_marker_is_one_html_comment_whatever_the_label(label: str) -> None:
+    marker = comment_marker("plan", label)
+    assert re.fullmatch(r"<!-- poolform-plan: [A-Za-z0-9._/#:@+=_-]+ -->", marker)
+    assert marker.count("--") == 2  # the comment's own opening and closing only
+    assert comment_marker("plan", label) == marker  # stable: a workflow finds it again
