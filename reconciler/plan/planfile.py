@@ -15,6 +15,7 @@ at travel with it.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -77,12 +78,19 @@ def write_plan(
         "rereads": rereads.to_json() if rereads is not None else None,
     }
     envelope["checksum"] = _sealed(envelope)
+    if not path.name or path.name in (".", ".."):
+        raise PoolformError(f"-out {path!s}: the plan needs a file name")
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(envelope, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(envelope, handle, indent=1, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise PoolformError(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
 
 
 def is_plan_file(path: Path) -> bool:

@@ -26,6 +26,10 @@ def ignore(_: object) -> None:
 def load_directory(path: Path, command: str) -> Configuration:
     """The configuration in directory `path`. A configuration is a directory: planning one of
     its files alone would plan to destroy everything the other files declare."""
+    if path.exists() and not path.is_dir() and not path.is_file():
+        raise PoolformError(
+            f"`poolform {command}` takes a configuration directory: {path} is not one"
+        )
     if path.is_file():
         raise PoolformError(
             f"`poolform {command}` takes a configuration directory, not a file: {path}",
