@@ -157,3 +157,19 @@ def test_ci_progress_lines_are_plain_and_timestamped(quickstart: Path) -> None:
     assert piped.returncode == 0, piped.stderr
     destroyed = [line for line in piped.stdout.splitlines() if ": Destroyed after" in line]
     assert len(destroyed) == 7 and all(not line[0].isdigit() for line in destroyed)
+
+
+def test_a_failed_apply_json_stream_follows_the_schema_too(tmp_path: Path) -> None:
+    (tmp_path / "pools.yaml").write_text(
+        "kind: ResourcePool\nname: quota\ncapacity: {gpu: 8}\n---\n"
+        "kind: WorkerPool\nname: w\npool: {workers: 1}\nresources: {instance_type: c5.xlarge}\n"
+        "setup: exit 3\n"
+    )
+    failed = poolform("apply", tmp_path, "--json", "--auto-approve")
+    assert failed.returncode == 1
+    stream = events(failed.stdout)
+    (failure,) = [e for e in stream if e["type"] == "failed"]
+    assert failure["address"] == "worker_pool.w" and "status 3" in failure["error"]
+    summary = stream[-1]
+    assert not summary["ok"] and list(summary["failed"]) == ["worker_pool.w"]
+    assert set(summary) == set(EVENTS_SCHEMA["$defs"]["summary"]["required"])
