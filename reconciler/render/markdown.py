@@ -25,6 +25,7 @@ from reconciler.render.common import (
     as_written,
     comment_marker,
     flatten,
+    fmt,
     header_phrase,
     leaf_symbol,
     leaf_value,
@@ -177,8 +178,9 @@ def diff_lines(change: ResourceChange) -> list[str]:
         known = [
             f"+ {a.path} = {KNOWN_AFTER_APPLY}" for a in change.attributes if a.known_after_apply
         ]
+        written = change.written
         return known + [
-            f"+ {p} = {as_written(v, change.written.get(p))}"
+            f"+ {p} = {as_written(v, written[p]) if p in written else fmt(v)}"
             for p, v in flatten(change.after or {})
         ]
     if change.action is Action.DELETE:

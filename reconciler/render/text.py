@@ -142,8 +142,9 @@ def _create_body(change: ResourceChange, paint: Paint) -> list[str]:
     pairs = [
         (one_line(a.path), KNOWN_AFTER_APPLY) for a in change.attributes if a.known_after_apply
     ]
+    written = change.written
     pairs += [
-        (one_line(path), as_written(value, change.written.get(path)))
+        (one_line(path), as_written(value, written[path]) if path in written else fmt(value))
         for path, value in flatten(change.after or {})
     ]
     width = max((len(p) for p, _ in pairs), default=0)
