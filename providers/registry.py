@@ -56,7 +56,7 @@ def get_provider(
     except ModuleNotFoundError as exc:
         raise ProviderError(
             ErrorKind.PERMANENT,
-            f"the {name} provider is not available: {exc.name} is not installed "
-            f"(pip install 'poolform[{name}]')",
+            f"the {name} provider needs {exc.name}, which is not installed: "
+            f"run `pip install 'poolform[{name}]'`",
         ) from None
     return factory(settings=settings, state_dir=state_dir, region=region)

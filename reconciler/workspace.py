@@ -7,12 +7,16 @@ import hashlib
 import hmac
 import os
 import secrets
+import shlex
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from providers.protocol import Provider
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from state import StateBackend, StateSnapshot
+from state.model import LockInfo
 from state.sqlite import SqliteStateBackend, default_state_path
 
 
@@ -67,11 +71,47 @@ def open_provider(configuration: Configuration) -> Provider:
 
 def read_state(configuration: Configuration, operation: str, lock_timeout: float) -> StateSnapshot:
     """One read of state, under the lock for its duration so no apply is seen half-way."""
-    from state.locking import lock_state
-
     backend = open_state(configuration)
     try:
-        with lock_state(backend, operation, lock_timeout):
+        with hold_lock(backend, operation, lock_timeout, configuration):
             return backend.read()
     finally:
         backend.close()
+
+
+@contextmanager
+def hold_lock(
+    backend: StateBackend, operation: str, timeout: float, configuration: Configuration
+) -> Iterator[None]:
+    """The state lock for the body (state.lock_state). Held by someone else, it is an error
+    that says who holds it and how to wait for it or remove it, naming the configuration's
+    directory: `force-unlock` run anywhere else would look at another state."""
+    from state.errors import StateLocked, lock_is_stale
+    from state.locking import lock_state
+
+    with ExitStack() as held:
+        try:
+            held.enter_context(lock_state(backend, operation, timeout))
+        except StateLocked as locked:
+            raise _locked_error(
+                locked.holder, configuration, lock_is_stale(locked.holder)
+            ) from None
+        yield
+
+
+def _locked_error(holder: LockInfo, configuration: Configuration, stale: bool) -> PoolformError:
+    where = f"--chdir {shlex.quote(os.path.abspath(configuration.directory))}"
+    message = (
+        f"the state is locked by {holder.who} (pid {holder.pid} on {holder.host}) since "
+        f"{holder.created}, for `{holder.operation}`"
+    )
+    if stale:
+        return PoolformError(
+            f"{message}; that process is no longer running",
+            hint=f"the lock is stale: run `poolform force-unlock {holder.lock_id}` with {where}",
+        )
+    return PoolformError(
+        message,
+        hint="wait for it with --lock-timeout (e.g. --lock-timeout 2m); if its holder is gone "
+        f"for good, `poolform force-unlock {holder.lock_id}` with {where} removes the lock",
+    )

@@ -147,7 +147,7 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
 @DIR_OPTION
 def force_unlock(lock_id: str, directory: Path) -> None:
     """Release a lock its holder abandoned (check it is really gone first)."""
-    from state.errors import describe_lock, lock_is_stale
+    from state.errors import lock_is_stale
 
     backend = _backend(directory)
     try:
@@ -157,5 +157,8 @@ def force_unlock(lock_id: str, directory: Path) -> None:
         backend.force_unlock(lock_id)
     finally:
         backend.close()
-    note = " (its process is gone)" if lock_is_stale(held) else ""
-    click.echo(f"Released {describe_lock(held)}{note}.")
+    gone = "; its process was gone" if lock_is_stale(held) else ""
+    click.echo(
+        f"Released the state lock {held.lock_id}, taken by {held.who} (pid {held.pid} on "
+        f"{held.host}) for `{held.operation}` at {held.created}{gone}."
+    )

@@ -27,6 +27,10 @@ def ignore(_: object) -> None:
 def load_directory(path: Path, command: str) -> Configuration:
     """The configuration in directory `path`. A configuration is a directory: planning one of
     its files alone would plan to destroy everything the other files declare."""
+    if path.exists() and not path.is_dir() and not path.is_file():
+        raise PoolformError(
+            f"`poolform {command}` takes a configuration directory: {path} is not one"
+        )
     if path.is_file():
         raise PoolformError(
             f"`poolform {command}` takes a configuration directory, not a file: {path}",
@@ -58,9 +62,11 @@ def refuse_emptied(configuration: Configuration, snapshot: StateSnapshot, destro
     )
 
 
-def confirmed(confirm: Confirm, question: str) -> None:
+def confirmed(confirm: Confirm, question: str, cancelled: str) -> None:
+    """Go on only if `confirm(question)` says yes; otherwise `Cancelled(cancelled)`
+    ("Apply cancelled"), and nothing was changed."""
     if not confirm(question):
-        raise Cancelled(f"{question} cancelled")
+        raise Cancelled(cancelled)
 
 
 def refresh_with_provider(

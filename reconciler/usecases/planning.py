@@ -10,7 +10,7 @@ from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.gcpause import collector_paused
 from reconciler.plan import Plan, PlanOptions, make_plan
 from reconciler.plan.inputs import RefreshedSnapshot
-from reconciler.plan.planfile import read_plan, write_plan
+from reconciler.plan.planfile import SavedPlan, read_plan, write_plan
 from reconciler.plan.reread import Reread, plan_rereads
 from reconciler.usecases.common import (
     environment_values,
@@ -56,11 +56,17 @@ def plan_configuration(
     return PlannedConfiguration(plan, directory, rereads)
 
 
-def save_plan(planned: PlannedConfiguration, path: Path) -> None:
-    """`plan -out FILE`: the plan, sealed, for `apply FILE`."""
-    write_plan(planned.plan, path, planned.directory, planned.rereads)
+def save_plan(
+    planned: PlannedConfiguration,
+    path: Path,
+    *,
+    label: str | None = None,
+    commit: str | None = None,
+) -> None:
+    """`plan -out FILE`: the plan, sealed, for `apply FILE`, with what it was made for."""
+    write_plan(planned.plan, path, planned.directory, planned.rereads, label=label, commit=commit)
 
 
-def read_saved_plan(path: Path) -> Plan:
-    """The plan a `plan -out` file holds (refused when damaged or edited)."""
-    return read_plan(path).plan
+def read_saved_plan(path: Path) -> SavedPlan:
+    """What a `plan -out` file holds (refused when damaged or edited)."""
+    return read_plan(path)

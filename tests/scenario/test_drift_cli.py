@@ -188,7 +188,9 @@ def test_markdown_is_ready_for_an_issue(run, quickstart: Path) -> None:
     change_template(quickstart / ".poolform", CPU, instance_type="m5.2xlarge")
     result = run("drift", quickstart, "--markdown")
     assert result.code == 2
-    assert result.out.startswith("### :warning: poolform drift")
+    marker, heading = result.out.splitlines()[:2]
+    assert marker == f"<!-- poolform-drift: {quickstart} -->"  # an issue found again by it
+    assert heading == "### :warning: poolform drift"
     assert (
         f'| `{CPU}` | changed | `instance_type` | `"m5.large"` | `"m5.2xlarge"` | configuration |'
         in result.out
