@@ -23,10 +23,11 @@ def _drop_schema(url: str, schema: str) -> None:
         connection.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture
 def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
-    """Where the team keeps its state: SQLite on a disk the runners share, or PostgreSQL."""
-    if request.param == "sqlite":
+    """Where the team keeps its state: SQLite on a disk the runners share (the default), or
+    PostgreSQL (tests marked BOTH_BACKENDS run on each)."""
+    if getattr(request, "param", "sqlite") == "sqlite":
         yield Backend("sqlite", "", {})
         return
     url = postgres_url()
@@ -34,11 +35,6 @@ def backend(request: pytest.FixtureRequest) -> Iterator[Backend]:
     state = f"state: {{backend: postgres, dsn: '${{env:{STATE_DSN}}}', key: {schema}}}\n"
     yield Backend("postgres", state, {STATE_DSN: url})
     _drop_schema(url, schema)
-
-
-@pytest.fixture
-def sqlite_backend() -> Backend:
-    return Backend("sqlite", "", {})
 
 
 @pytest.fixture

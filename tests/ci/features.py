@@ -17,6 +17,8 @@ from pathlib import Path
 import pytest
 
 PG_VARIABLE = "POOLFORM_TEST_PG_URL"  # .ci/run starts a PostgreSQL server and sets it
+# A test so marked runs with the state on SQLite and again on PostgreSQL (the `backend` fixture).
+BOTH_BACKENDS = pytest.mark.parametrize("backend", ["sqlite", "postgres"], indirect=True)
 
 
 def poolform_command() -> list[str]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ci.features import require_review_features
+from tests.ci.features import BOTH_BACKENDS, require_review_features
 from tests.ci.flows import CONFIG, GitHubFlow
 from tests.ci.team import Team, applied_exactly, machine_pool, resource_pool
 
@@ -24,6 +24,7 @@ def flow(team: Team, github) -> GitHubFlow:
     return GitHubFlow(team, github)
 
 
+@BOTH_BACKENDS
 def test_a_pull_request_is_planned_on_every_push_in_one_comment_and_the_merge_applies_that_plan(
     flow: GitHubFlow, team: Team
 ) -> None:
@@ -65,6 +66,7 @@ def test_a_pull_request_is_planned_on_every_push_in_one_comment_and_the_merge_ap
     assert team.poolform("plan", "--detailed-exitcode").returncode == 0
 
 
+@BOTH_BACKENDS
 def test_a_plan_made_stale_by_another_merge_is_refused_applies_nothing_and_says_so(
     flow: GitHubFlow, team: Team
 ) -> None:
@@ -141,6 +143,7 @@ def test_a_push_to_main_without_a_reviewed_plan_applies_nothing(
     assert team.state() == before
 
 
+@BOTH_BACKENDS
 def test_drift_on_three_nights_is_one_issue_updated_twice_and_closed_when_gone(
     flow: GitHubFlow, team: Team
 ) -> None:
