@@ -93,9 +93,7 @@ def triggered(workflow: Mapping[str, Any], event: Event) -> bool:
         branch = event.ref.removeprefix("refs/heads/")
         if "branches" in spec and branch not in spec["branches"]:
             return False
-    if "paths" in spec and not matches_any(event.changed, spec["paths"]):
-        return False
-    return True
+    return "paths" not in spec or matches_any(event.changed, spec["paths"])
 
 
 def _outputs(path: Path) -> dict[str, str]:
@@ -154,7 +152,9 @@ def run_workflow(path: Path, event: Event, runner: Runner) -> JobRun:
     }
     if not condition(job.get("if"), contexts, functions):
         return run
-    workflow_env = {k: interpolate(str(v), contexts) for k, v in (workflow.get("env") or {}).items()}
+    workflow_env = {
+        k: interpolate(str(v), contexts) for k, v in (workflow.get("env") or {}).items()
+    }
     contexts["env"] = workflow_env
     job_env = {
         **workflow_env,

@@ -86,9 +86,7 @@ class FakeGitHub(FakeApi):
             for path, data in files.items():
                 archive.writestr(path, data)
         with self.lock:
-            self.artifacts.append(
-                Artifact(self._next_id(), name, buffer.getvalue(), run_id, head)
-            )
+            self.artifacts.append(Artifact(self._next_id(), name, buffer.getvalue(), run_id, head))
 
     def issues(self) -> list[Thread]:
         return [thread for thread in self.threads.values() if not thread.is_pull]

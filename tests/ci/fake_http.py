@@ -112,7 +112,9 @@ class FakeApi:
                 self.send_response(response.status)
                 for key, value in response.headers.items():
                     self.send_header(key, value)
-                kind = "application/octet-stream" if response.raw is not None else "application/json"
+                kind = (
+                    "application/octet-stream" if response.raw is not None else "application/json"
+                )
                 self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(payload)))
                 self.end_headers()

@@ -92,12 +92,17 @@ class GitHubFlow:
     def push_to_main(self, files: dict[str, str | None]) -> actions.JobRun:
         before = self.team.origin.head()
         sha = self.team.origin.commit("main", files, "straight to main")
-        event = actions.Event("push", sha, "refs/heads/main", {}, self.team.origin.changed(before, sha))
+        event = actions.Event(
+            "push", sha, "refs/heads/main", {}, self.team.origin.changed(before, sha)
+        )
         return self._run("poolform-merge.yml", event)
 
     def night(self) -> actions.JobRun:
         sha = self.team.origin.head()
-        return self._run("poolform-nightly-drift.yml", actions.Event("schedule", sha, "refs/heads/main", {"schedule": "17 3 * * *"}))
+        return self._run(
+            "poolform-nightly-drift.yml",
+            actions.Event("schedule", sha, "refs/heads/main", {"schedule": "17 3 * * *"}),
+        )
 
     def thread(self, change: Change) -> Thread:
         return self.github.threads[change.number]
@@ -150,7 +155,9 @@ class GitLabFlow:
         merged = self.team.origin.merge(change.branch)
         self.gitlab.merge(change.number, merged)
         changed = self.team.origin.changed(before, merged)
-        return self._run(gitlab_ci.Pipeline("push", merged, "main", None, changed), "poolform-apply")
+        return self._run(
+            gitlab_ci.Pipeline("push", merged, "main", None, changed), "poolform-apply"
+        )
 
     def night(self) -> gitlab_ci.JobRun:
         pipeline = gitlab_ci.Pipeline(

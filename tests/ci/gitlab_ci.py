@@ -123,7 +123,9 @@ def _rule_holds(expression: str, variables: Mapping[str, str]) -> bool:
     return disjunction()
 
 
-def _rules_pass(rules: Sequence[Mapping[str, Any]], variables: Mapping[str, str], changed: Sequence[str]) -> bool:
+def _rules_pass(
+    rules: Sequence[Mapping[str, Any]], variables: Mapping[str, str], changed: Sequence[str]
+) -> bool:
     for rule in rules:
         if "if" in rule and not _rule_holds(rule["if"], variables):
             continue
@@ -155,7 +157,9 @@ def expand(text: str, variables: Mapping[str, str]) -> str:
     return VARIABLE.sub(lambda m: variables.get(m[1] or m[2], ""), text)
 
 
-def selected_jobs(config: Mapping[str, Any], variables: Mapping[str, str], changed: Sequence[str]) -> list[str]:
+def selected_jobs(
+    config: Mapping[str, Any], variables: Mapping[str, str], changed: Sequence[str]
+) -> list[str]:
     workflow = config.get("workflow", {}).get("rules")
     if workflow is not None and not _rules_pass(workflow, variables, changed):
         return []

@@ -88,14 +88,14 @@ def test_a_plan_made_stale_by_another_merge_is_refused_applies_nothing_and_says_
     assert len([c for c in flow.thread(second).comments if marked("plan", CONFIG) in c.body]) == 1
 
 
-def test_a_plan_made_stale_by_a_change_of_state_is_refused(
-    flow: GitHubFlow, team: Team
-) -> None:
+def test_a_plan_made_stale_by_a_change_of_state_is_refused(flow: GitHubFlow, team: Team) -> None:
     require_review_features()
     change, planned = flow.open("batch", {f"{CONFIG}/machine-pool.yaml": machine_pool(batch=3)})
     assert planned.conclusion == "success", planned.output
     # Someone accepts a hand-made change into state before the merge: the serial moves.
-    moved = team.poolform("local", "resize-group", "machine_pool.shared.machine_type.cpu", "--max", "5")
+    moved = team.poolform(
+        "local", "resize-group", "machine_pool.shared.machine_type.cpu", "--max", "5"
+    )
     assert moved.returncode == 0, moved.stderr
     accepted = team.poolform("apply", "--refresh-only", "--auto-approve")
     assert accepted.returncode == 0, accepted.stderr
@@ -154,13 +154,18 @@ def test_drift_on_three_nights_is_one_issue_updated_twice_and_closed_when_gone(
     assert quiet.conclusion == "success", quiet.output
     assert not [i for i in flow.github.issues() if marked("drift", CONFIG) in i.body]
 
-    changed = team.poolform("local", "resize-group", "machine_pool.shared.machine_type.cpu", "--max", "5")
+    changed = team.poolform(
+        "local", "resize-group", "machine_pool.shared.machine_type.cpu", "--max", "5"
+    )
     assert changed.returncode == 0, changed.stderr
     for night in range(3):
         if night == 2:  # the drift grows on the third night
             template = team.poolform(
-                "local", "change-template", "machine_pool.shared.machine_type.batch",
-                "--instance-type", "m5.2xlarge",
+                "local",
+                "change-template",
+                "machine_pool.shared.machine_type.batch",
+                "--instance-type",
+                "m5.2xlarge",
             )
             assert template.returncode == 0, template.stderr
         ran = flow.night()

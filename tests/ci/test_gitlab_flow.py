@@ -82,7 +82,9 @@ def test_drift_on_three_nights_is_one_issue_updated_twice_and_closed_when_gone(
 ) -> None:
     for number in range(25):  # someone else's issues, more than a page of them
         flow.gitlab.open_issue(f"unrelated {number}", "text")
-    changed = team.poolform("local", "resize-group", "machine_pool.shared.machine_type.cpu", "--max", "5")
+    changed = team.poolform(
+        "local", "resize-group", "machine_pool.shared.machine_type.cpu", "--max", "5"
+    )
     assert changed.returncode == 0, changed.stderr
     for _ in range(3):
         ran = flow.night()

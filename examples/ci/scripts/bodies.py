@@ -63,13 +63,14 @@ def _link(run_url: str, words: str) -> str:
 
 
 def plan_comment(context: Context, plan_markdown: str, artifact: str) -> str:
-    """The review comment of a saved plan: poolform's Markdown, then what merging will do."""
+    """The review comment of a saved plan: poolform's Markdown, then what merging will do.
+    `artifact` says where the plan file is kept, as Markdown."""
     return (
         f"{marker('plan', context.directory)}\n"
         f"{clipped(plan_markdown).rstrip()}\n\n"
         "---\n"
         f"Plan of `{context.directory}` at commit `{short(context.commit)}`, saved as "
-        f"`{artifact}` by {_link(context.run_url, 'this run')}. Merging applies exactly this "
+        f"{artifact} by {_link(context.run_url, 'this run')}. Merging applies exactly this "
         "plan; if the state or the configuration moves first, the merge applies nothing and "
         "asks to re-plan. Every push plans again and updates this comment.\n"
     )

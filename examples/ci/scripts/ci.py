@@ -39,7 +39,9 @@ def context_from(environ: Mapping[str, str], *, reviewed: bool = True) -> Contex
         commit = environ.get("POOLFORM_COMMIT") or commit
     if environ.get("GITHUB_RUN_ID"):
         server = environ.get("GITHUB_SERVER_URL") or "https://github.com"
-        run_url = f"{server}/{environ.get('GITHUB_REPOSITORY')}/actions/runs/{environ['GITHUB_RUN_ID']}"
+        run_url = (
+            f"{server}/{environ.get('GITHUB_REPOSITORY')}/actions/runs/{environ['GITHUB_RUN_ID']}"
+        )
     else:
         run_url = environ.get("CI_JOB_URL", "")
     return Context(environ.get("POOLFORM_DIR") or "capacity", commit, run_url)
@@ -76,7 +78,7 @@ def plan_comment(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str
     status = int(raw_status) if raw_status.lstrip("-").isdigit() else None
     if status == 0:
         if isinstance(forge, GitHub):
-            artifact = f"artifact `{GitHub.artifact_name(number, context.commit)}`"
+            artifact = f"the artifact `{GitHub.artifact_name(number, context.commit)}`"
         else:
             artifact = "this job's artifact"
         body = bodies.plan_comment(context, _read(workdir / "poolform-plan.md"), artifact)

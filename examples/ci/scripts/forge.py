@@ -106,7 +106,9 @@ class Http:
                     return bytes(response.read())
             except urllib.error.HTTPError as exc:
                 if exc.code in (301, 302, 303, 307, 308) and exc.headers.get("Location"):
-                    return _download(urllib.parse.urljoin(self.base + path, exc.headers["Location"]))
+                    return _download(
+                        urllib.parse.urljoin(self.base + path, exc.headers["Location"])
+                    )
                 if exc.code < 500 or attempt == ATTEMPTS:
                     raise ForgeError(self._refusal(method, path, exc), exc.code) from None
             except OSError as exc:
@@ -258,7 +260,9 @@ class GitLab:
         path = f"{self.project}/repository/commits/{commit}/merge_requests"
         merged = [mr for mr in self.http.call("GET", path) if mr.get("state") == "merged"]
         exact = [
-            mr for mr in merged if commit in (mr.get("merge_commit_sha"), mr.get("squash_commit_sha"))
+            mr
+            for mr in merged
+            if commit in (mr.get("merge_commit_sha"), mr.get("squash_commit_sha"))
         ]
         chosen = exact or merged
         if len(chosen) != 1:
@@ -266,7 +270,9 @@ class GitLab:
         return Review(int(chosen[0]["iid"]), str(chosen[0]["sha"]))
 
     def reviewed_plan(self, review: Review) -> bytes | None:
-        pipelines = self.http.call("GET", f"{self.project}/merge_requests/{review.number}/pipelines")
+        pipelines = self.http.call(
+            "GET", f"{self.project}/merge_requests/{review.number}/pipelines"
+        )
         for pipeline in pipelines:  # newest first
             if pipeline.get("sha") != review.head_sha:
                 continue
