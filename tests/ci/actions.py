@@ -222,6 +222,7 @@ def _run(script: str, name: str, workspace: Path, environment: Mapping[str, str]
         cwd=workspace,
         env=dict(environment),
         capture_output=True,
+        stdin=subprocess.DEVNULL,
         text=True,
         timeout=600,
         check=False,

@@ -131,7 +131,7 @@ def _rules_pass(
             continue
         if "changes" in rule and not matches_any(changed, rule["changes"]):
             continue
-        return rule.get("when", "on_success") != "never"
+        return bool(rule.get("when", "on_success") != "never")
     return False
 
 
@@ -213,6 +213,7 @@ def run_pipeline(path: Path, pipeline: Pipeline, runner: GitLabRunner) -> list[J
             cwd=workspace,
             env={**runner.environ, **variables},
             capture_output=True,
+            stdin=subprocess.DEVNULL,
             text=True,
             timeout=600,
             check=False,

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from tests.ci.fake_github import FakeGitHub
 from tests.ci.features import require_review_features
 from tests.ci.flows import CONFIG, GitHubFlow
 from tests.ci.team import Team
@@ -47,7 +48,7 @@ def pools(count: int, gpu: int) -> str:
 
 
 @pytest.fixture
-def flow(team: Team, github) -> GitHubFlow:
+def flow(team: Team, github: FakeGitHub) -> GitHubFlow:
     team.origin.commit(
         "main",
         {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.ci.fake_github import FakeGitHub
 from tests.ci.features import BOTH_BACKENDS, require_review_features
 from tests.ci.flows import CONFIG, GitHubFlow
 from tests.ci.team import Team, applied_exactly, machine_pool, resource_pool
@@ -19,7 +20,7 @@ def marked(flow: str, directory: str) -> str:
 
 
 @pytest.fixture
-def flow(team: Team, github) -> GitHubFlow:
+def flow(team: Team, github: FakeGitHub) -> GitHubFlow:
     team.apply_by_hand()  # the capacity main declares exists before the first pull request
     return GitHubFlow(team, github)
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.ci.fake_gitlab import FakeGitLab
 from tests.ci.features import BOTH_BACKENDS, require_review_features
 from tests.ci.flows import CONFIG, GitLabFlow
 from tests.ci.team import Team, applied_exactly, machine_pool, resource_pool
@@ -15,7 +16,7 @@ def marked(flow: str, directory: str) -> str:
 
 
 @pytest.fixture
-def flow(team: Team, gitlab) -> GitLabFlow:
+def flow(team: Team, gitlab: FakeGitLab) -> GitLabFlow:
     team.apply_by_hand()
     return GitLabFlow(team, gitlab)
 

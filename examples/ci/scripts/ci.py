@@ -170,6 +170,9 @@ def main(argv: list[str] | None = None) -> int:
     except ForgeError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    except (KeyError, TypeError, AttributeError) as exc:  # an answer of another shape
+        print(f"error: unexpected answer from the code host's API ({exc!r})", file=sys.stderr)
+        return 1
     print(said, file=sys.stderr)
     return 0
 

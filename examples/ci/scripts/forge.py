@@ -82,7 +82,10 @@ class Http:
 
     def call(self, method: str, path: str, body: object = None) -> Any:
         data = self.raw(method, path, body)
-        return json.loads(data) if data else None
+        try:
+            return json.loads(data) if data else None
+        except ValueError:
+            raise ForgeError(f"{self.host} API {method} {path}: the answer is not JSON") from None
 
     def pages(self, path: str) -> Iterator[Any]:
         separator = "&" if "?" in path else "?"
