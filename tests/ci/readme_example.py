@@ -1,7 +1,8 @@
 """The pull request comment shown in README.md's "CI workflow" section, rendered for real: a
 small configuration is applied, a change to it is planned by the installed poolform as the pull
 request workflow plans it, and the comment is composed by the workflow's own code
-(examples/ci/scripts/bodies.py), with a fixed commit and run address.
+(examples/ci/scripts/bodies.py), with a fixed commit and run address. The state's lineage, a
+random UUID, is shown as a fixed one.
 
     python -m tests.ci.readme_example --write    re-render it into README.md
 """
@@ -9,6 +10,7 @@ request workflow plans it, and the comment is composed by the workflow's own cod
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -16,7 +18,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from tests.ci.features import missing_review_features, poolform_command
+from tests.ci.features import poolform_command
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -25,6 +27,7 @@ END = "<!-- ci-comment-example:end -->"
 COMMIT = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 PULL_REQUEST = 42
 RUN_URL = "https://github.com/acme/capacity/actions/runs/9876543210"
+LINEAGE = "6f1c2e9a-3b7d-4e5f-8a90-1b2c3d4e5f60"
 
 BEFORE = {
     "cluster.yaml": "kind: Cluster\nname: team\nprovider: local\n",
@@ -99,19 +102,18 @@ def render() -> str:
         for name, text in BEFORE.items():
             (config / name).write_text(text)
         _poolform(workspace, "apply", "capacity", "--auto-approve")
+        lineage = json.loads(_poolform(config, "state", "pull"))["lineage"]
         for name, text in AFTER.items():
             (config / name).write_text(text)
-        flags = (
-            []
-            if missing_review_features()
-            else ["--commit", COMMIT, "--label", f"pull request #{PULL_REQUEST}"]
-        )
+        label = f"pull request #{PULL_REQUEST}"
         markdown = _poolform(
-            workspace, "plan", "capacity", "-out", "plan.bin", "--markdown", *flags
+            workspace,
+            *("plan", "capacity", "-out", "plan.bin", "--markdown"),
+            *("--commit", COMMIT, "--label", label),
         )
     context = bodies.Context("capacity", COMMIT, RUN_URL)
     artifact = f"the artifact `poolform-plan-pr{PULL_REQUEST}-{COMMIT}`"
-    return str(bodies.plan_comment(context, markdown, artifact))
+    return str(bodies.plan_comment(context, markdown.replace(lineage, LINEAGE), artifact))
 
 
 def as_shown(comment: str) -> str:

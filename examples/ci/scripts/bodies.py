@@ -69,8 +69,8 @@ def plan_comment(context: Context, plan_markdown: str, artifact: str) -> str:
         f"{marker('plan', context.directory)}\n"
         f"{clipped(plan_markdown).rstrip()}\n\n"
         "---\n"
-        f"Plan of `{context.directory}` at commit `{short(context.commit)}`, saved as "
-        f"{artifact} by {_link(context.run_url, 'this run')}. Merging applies exactly this "
+        f"Plan of `{context.directory}/`, saved as {artifact} by "
+        f"{_link(context.run_url, 'this run')}. Merging applies exactly this "
         "plan; if the state or the configuration moves first, the merge applies nothing and "
         "asks to re-plan. Every push plans again and updates this comment.\n"
     )
