@@ -66,6 +66,8 @@ class FakeApi:
         self.lock = threading.RLock()
         self.requests: list[Request] = []
         self.url = ""
+        # Answers to give the next requests of a method instead of handling them (outages).
+        self.outages: dict[str, list[int]] = {}
 
     def routes(self) -> list[Route]:
         raise NotImplementedError
@@ -76,6 +78,8 @@ class FakeApi:
     def handle(self, request: Request) -> Response:
         with self.lock:
             self.requests.append(request)
+            if self.outages.get(request.method):
+                return Response(self.outages[request.method].pop(0), {"message": "Bad Gateway"})
             for candidate in self.routes():
                 match = candidate.pattern.match(request.path)
                 if match and candidate.method == request.method:

@@ -82,6 +82,17 @@ def test_the_plan_comment_is_found_on_a_later_page_and_edited_not_posted_again(
     assert len(github.threads[number].comments) == 152
 
 
+def test_a_comment_whose_post_failed_is_not_posted_again_in_the_same_run(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    number = github.open_thread("change", pull=True, head=COMMIT)
+    github.outages["POST"] = [502]  # the comment may have been made before the answer was lost
+    env = github_env(github, POOLFORM_PR=str(number), POOLFORM_COMMIT=COMMIT)
+    done = ci("plan-comment", planned(tmp_path, "### poolform plan: 1 to add\n"), env)
+    assert done.returncode == 1 and "502" in done.stderr
+    assert [r.method for r in github.requests].count("POST") == 1
+
+
 def test_gitlab_notes_skip_system_notes_and_are_edited_in_place(
     tmp_path: Path, gitlab: FakeGitLab
 ) -> None:

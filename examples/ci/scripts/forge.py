@@ -21,7 +21,10 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 PAGE = 100
-ATTEMPTS = 3  # 5xx and dropped connections: the hosts' APIs have short hiccups
+# 5xx and dropped connections: the hosts' APIs have short hiccups. A POST (a new comment or
+# issue) is never repeated: it may have been made before the answer was lost, and a second one
+# would be the duplicate the markers are there to prevent (the next run finds and edits it).
+ATTEMPTS = 3
 PLAN_FILE = "plan.bin"
 
 
@@ -103,7 +106,8 @@ class Http:
         request = urllib.request.Request(
             self.base + path, data=data, headers=headers, method=method
         )
-        for attempt in range(1, ATTEMPTS + 1):
+        attempts = 1 if method == "POST" else ATTEMPTS
+        for attempt in range(1, attempts + 1):
             try:
                 with self._opener.open(request, timeout=60) as response:
                     return bytes(response.read())
@@ -112,10 +116,10 @@ class Http:
                     return _download(
                         urllib.parse.urljoin(self.base + path, exc.headers["Location"])
                     )
-                if exc.code < 500 or attempt == ATTEMPTS:
+                if exc.code < 500 or attempt == attempts:
                     raise ForgeError(self._refusal(method, path, exc), exc.code) from None
             except OSError as exc:
-                if attempt == ATTEMPTS:
+                if attempt == attempts:
                     raise ForgeError(f"{self.host} API {method} {path}: {exc}") from None
             time.sleep(2**attempt)
         raise AssertionError("unreachable")
@@ -132,8 +136,12 @@ class Http:
 
 
 def _download(url: str) -> bytes:
-    with urllib.request.urlopen(url, timeout=120) as response:
-        return bytes(response.read())
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            return bytes(response.read())
+    except OSError as exc:  # HTTPError is one
+        host = urllib.parse.urlsplit(url).netloc
+        raise ForgeError(f"downloading from {host}: {exc}") from None
 
 
 def _required(environ: Mapping[str, str], name: str) -> str:
