@@ -54,7 +54,7 @@ def postgres_backend_missing() -> bool:
             "dsn: 'postgresql://probe@127.0.0.1:9/none?connect_timeout=1'}\n"
         )
         done = _run("plan", cwd=Path(directory))
-    return "not available in this version" in done.stderr
+    return "state backend is not available in this version" in done.stderr
 
 
 def require_review_features() -> None:
