@@ -82,6 +82,18 @@ def test_the_plan_comment_is_found_on_a_later_page_and_edited_not_posted_again(
     assert len(github.threads[number].comments) == 152
 
 
+def test_a_comment_that_quotes_the_marker_is_not_taken_for_the_workflows_own(
+    tmp_path: Path, github: FakeGitHub
+) -> None:
+    number = github.open_thread("change", pull=True, head=COMMIT)
+    github.human_comment(number, "> <!-- poolform-ci: plan capacity -->\n> old plan\n\nwhy?")
+    env = github_env(github, POOLFORM_PR=str(number), POOLFORM_COMMIT=COMMIT)
+    done = ci("plan-comment", planned(tmp_path, "### poolform plan: 1 to add\n"), env)
+    assert done.returncode == 0, done.stderr
+    human, ours = github.threads[number].comments
+    assert human.edits == 0 and ours.body.startswith("<!-- poolform-ci: plan capacity -->")
+
+
 def test_a_comment_whose_post_failed_is_not_posted_again_in_the_same_run(
     tmp_path: Path, github: FakeGitHub
 ) -> None:

@@ -58,9 +58,10 @@ def review_number(environ: Mapping[str, str]) -> int:
 
 
 def upsert_note(forge: Forge, review: int, marker: str, body: str) -> str:
-    """Edit the note that carries `marker`, or add one: never a second one."""
+    """Edit the note that starts with `marker`, or add one: never a second one. (Starts with:
+    someone quoting or pasting the comment in their own is not taken for it.)"""
     for note in forge.notes(review):
-        if marker in note.body:
+        if note.body.startswith(marker):
             forge.edit_note(review, note.id, body)
             return f"updated the comment on {forge.review_name(review)}"
     forge.add_note(review, body)
@@ -137,7 +138,7 @@ def drift_issue(forge: Forge, environ: Mapping[str, str], workdir: Path, status:
             "as it was"
         )
     mark = bodies.marker("drift", context.directory)
-    found = next((issue for issue in forge.open_issues() if mark in issue.body), None)
+    found = next((issue for issue in forge.open_issues() if issue.body.startswith(mark)), None)
     if status == 2:
         body = bodies.drift_issue(context, _read(workdir / "poolform-drift.md"))
         if found is None:
