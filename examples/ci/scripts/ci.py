@@ -153,7 +153,9 @@ def drift_issue(forge: Forge, environ: Mapping[str, str], workdir: Path, status:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ci.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="ci.py", description="The CI steps that talk to the code host."
+    )
     parser.add_argument("step", choices=["plan-comment", "fetch-plan", "apply-note", "drift-issue"])
     parser.add_argument("--status", type=int, default=0, help="poolform's exit status")
     args = parser.parse_args(argv)
