@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import hmac
-import os
-import secrets
 from dataclasses import replace
 from pathlib import Path
 
@@ -27,10 +23,12 @@ def state_path(configuration: Configuration) -> Path:
 
 
 def open_state(configuration: Configuration) -> StateBackend:
-    """The configuration's state backend: SQLite beside it unless the Cluster names another."""
+    """The configuration's state backend: SQLite beside it unless the Cluster names another.
+
+    Opening creates nothing: a state is created by the first command that writes to it."""
     settings = configuration.cluster.state
     if settings.backend == "sqlite":
-        return SqliteStateBackend(state_path(configuration))
+        return SqliteStateBackend(state_path(configuration), directory=str(configuration.directory))
     raise PoolformError(
         f"the {settings.backend} state backend is not available in this version",
         hint="use the default sqlite backend (remove `state.backend` from the Cluster)",
@@ -38,20 +36,35 @@ def open_state(configuration: Configuration) -> StateBackend:
 
 
 def secret_salt(configuration: Configuration, lineage: str) -> str:
-    """The key that salts hashes of sensitive values. Kept in a 0600 file beside the state, so a
-    plan's JSON (which shows the lineage) gives nothing to guess a short secret against."""
-    path = state_path(configuration).parent / "secret"
-    if not path.exists():
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass  # another process made it first
-        else:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(secrets.token_hex(32))
-    key = path.read_text().strip().encode()
-    return hmac.new(key, lineage.encode(), hashlib.sha256).hexdigest()
+    """The secret that salts hashes of sensitive values, kept in the state backend (never in a
+    plan or in `state pull`), so a plan's JSON gives nothing to guess a short secret against."""
+    backend = open_state(configuration)
+    try:
+        return backend.salt(lineage)
+    finally:
+        backend.close()
+
+
+def pin_state(configuration: Configuration, lineage: str) -> None:
+    """A saved plan names the state it was made from: when that state was absent (read as a
+    new one), create it now with the plan's lineage and salt, so `apply PLANFILE` finds it."""
+    from state.fresh import fresh_salt
+
+    salt = fresh_salt(lineage)
+    backend = open_state(configuration)
+    try:
+        if salt is not None and not backend.exists():
+            from state import StateSnapshot
+
+            backend.adopt(StateSnapshot(lineage, 0), salt=salt, history=(), objects=())
+    finally:
+        backend.close()
+
+
+def nothing_carries(snapshot: StateSnapshot) -> bool:
+    """True for a state no create ever started from: nothing in any cloud carries its lineage,
+    so there is nothing to refresh (and no provider to open, which may create files)."""
+    return snapshot.serial == 0 and not snapshot.resources and not snapshot.intents
 
 
 def open_provider(configuration: Configuration) -> Provider:
@@ -81,6 +94,12 @@ def read_state(configuration: Configuration, operation: str, lock_timeout: float
 
 def refresh_once(configuration: Configuration, snapshot: StateSnapshot, salt: str) -> RefreshResult:
     """refresh_state with the configuration's provider, opened and closed around it."""
+    if nothing_carries(snapshot):
+        from reconciler.drift.compare import detect_drift
+        from reconciler.plan.refresh import match_observed
+
+        matched = match_observed(snapshot, [])
+        return replace(matched, drift=detect_drift(snapshot, [], salt, matched))
     provider = open_provider(configuration)
     try:
         return refresh_state(provider, snapshot, salt)

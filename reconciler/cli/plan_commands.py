@@ -163,6 +163,9 @@ def plan(
         from reconciler.plan.planfile import write_plan
 
         write_plan(result, out, directory, computed.rereads)
+        from reconciler.workspace import pin_state
+
+        pin_state(computed.configuration, result.lineage)
         if not as_json:
             click.echo(
                 f"\nSaved the plan to {out}. Apply exactly these steps with: poolform apply {out}",

@@ -95,7 +95,9 @@ def make_plan(
     for address in addresses:
         resource = desired.get(address)
         record = recorded.get(address)
-        resource_type = resource.resource_type if resource else (record.resource_type if record else "")
+        resource_type = (
+            resource.resource_type if resource else (record.resource_type if record else "")
+        )
         gone = address in refresh.missing and resource is not None
         change = classify(
             resource,

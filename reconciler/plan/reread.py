@@ -89,7 +89,9 @@ def plan_rereads(plan: Plan, snapshot: StateSnapshot, refresh: RefreshResult, sa
             continue
         record = snapshot.get(change.address)
         if record is not None:
-            refs[change.address] = ResourceRef(record.address, record.resource_type, record.provider_ids)
+            refs[change.address] = ResourceRef(
+                record.address, record.resource_type, record.provider_ids
+            )
             continue
         intent = snapshot.intents.get(change.address)
         made = next(
