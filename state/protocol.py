@@ -149,6 +149,11 @@ class StateStore(ControlPlaneStore, Protocol):
         state exists here already."""
         ...
 
+    def mark_moved(self, destination: str) -> None:
+        """Record that ``state migrate`` moved this state to ``destination`` (a location
+        without secrets): from now on opening it is an error that says where it went."""
+        ...
+
     def all_objects(self) -> list[ControlObject]:
         """Every control-plane object, whatever its lineage (for ``state migrate``)."""
         ...

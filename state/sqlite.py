@@ -134,6 +134,12 @@ class SqliteStore:
             conn.execute("PRAGMA synchronous = NORMAL")
             if version < 2:
                 self._migrate(conn, version)
+            (moved,) = conn.execute("SELECT moved_to FROM meta").fetchone()
+            if moved:
+                raise StateError(
+                    f"the state at {where} was moved to {moved} by `poolform state migrate`; "
+                    "point the Cluster's `state` settings at it"
+                )
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StateDamaged(f"{where} is not a readable poolform state database: {exc}") from exc
@@ -455,6 +461,10 @@ class SqliteStore:
                 )
                 for obj in objects:
                     self._insert_object(conn, obj)
+
+    def mark_moved(self, destination: str) -> None:
+        with self._txn() as conn:
+            conn.execute("UPDATE meta SET moved_to = ?", (destination,))
 
     # -- control-plane objects ------------------------------------------------------------
 

@@ -2,7 +2,8 @@
 migration from older layouts, and the inspection that tells a state from damage.
 
 Layout 1: meta, resources, intents, history, lock. Layout 2 adds the salt of sensitive values
-to meta, a checksum to each record, and the control-plane objects.
+and where `state migrate` moved the state (if it did) to meta, a checksum to each record, and
+the control-plane objects.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ _TABLES = {
         lineage TEXT NOT NULL,
         serial INTEGER NOT NULL,
         created TEXT NOT NULL,
-        salt TEXT
+        salt TEXT,
+        moved_to TEXT
     )""",
     "resources": """CREATE TABLE resources (
         address TEXT PRIMARY KEY,
@@ -92,6 +94,7 @@ def migrate(conn: sqlite3.Connection, version: int, legacy_salt: str | None) -> 
     transaction. ``legacy_salt`` is the salt layout 1 kept in a file beside the database."""
     if version < 2:
         conn.execute("ALTER TABLE meta ADD COLUMN salt TEXT")
+        conn.execute("ALTER TABLE meta ADD COLUMN moved_to TEXT")
         conn.execute("ALTER TABLE resources ADD COLUMN checksum TEXT")
         conn.execute(_TABLES["objects"])
         for statement in _INDEXES:

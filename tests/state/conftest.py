@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.state.services import moto_s3, s3_endpoint
+
+__all__ = ["moto_s3", "s3_endpoint"]  # fixtures for the team-backend tests
+
 SMALL = """kind: Cluster
 name: small
 provider: local
