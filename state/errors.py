@@ -17,6 +17,7 @@ __all__ = [
     "StateDamaged",
     "StateError",
     "StateLocked",
+    "StateMoved",
     "StateUnavailable",
     "describe_lock",
     "lock_is_stale",
@@ -46,6 +47,17 @@ class LockLost(StateError):
 
 class StateDamaged(StateError):
     """The state at a location is damaged or is not a poolform state: never a fresh one."""
+
+
+class StateMoved(StateError):
+    """``state migrate`` moved this state elsewhere; ``destination`` says where."""
+
+    def __init__(self, where: str, destination: str) -> None:
+        self.destination = destination
+        super().__init__(
+            f"the state at {where} was moved to {destination} by `poolform state migrate`; "
+            "point the Cluster's `state` settings at it"
+        )
 
 
 class StateUnavailable(StateError):

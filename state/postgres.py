@@ -27,6 +27,7 @@ from state.errors import (
     StateDamaged,
     StateError,
     StateLocked,
+    StateMoved,
     StateUnavailable,
 )
 from state.fresh import FreshState, created, fresh_salt, fresh_state_for
@@ -173,10 +174,7 @@ class PostgresBackend:
                 "missing; restore it from a backup"
             )
         if meta[0][2]:
-            raise StateError(
-                f"the state at {self._where} was moved to {meta[0][2]} by `poolform state "
-                "migrate`; point the Cluster's `state` settings at it"
-            )
+            raise StateMoved(self._where, meta[0][2])
         return True
 
     def _fresh_state(self) -> FreshState:

@@ -34,6 +34,7 @@ from state.errors import (
     SerialConflict,
     StateDamaged,
     StateError,
+    StateMoved,
     StateUnavailable,
 )
 from state.fresh import FreshState, created, fresh_salt, fresh_state_for
@@ -244,10 +245,7 @@ class S3Backend:
                 f"poolform understands ({LAYOUT_VERSION}); upgrade poolform"
             )
         if head.get("moved_to"):
-            raise StateError(
-                f"the state at {self._where} was moved to {head['moved_to']} by `poolform state "
-                "migrate`; point the Cluster's `state` settings at it"
-            )
+            raise StateMoved(self._where, head["moved_to"])
         lineage = head["lineage"]
         if self._doc is None or self._doc["lineage"] != lineage:
             key = f"{self._base(lineage)}/snapshot.json"

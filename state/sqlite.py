@@ -30,6 +30,7 @@ from state.errors import (
     SerialConflict,
     StateDamaged,
     StateError,
+    StateMoved,
 )
 from state.filelock import FileLock, lock_path_for
 from state.fresh import FreshState, created, fresh_salt, fresh_state_for, new_salt
@@ -136,10 +137,7 @@ class SqliteStore:
                 self._migrate(conn, version)
             (moved,) = conn.execute("SELECT moved_to FROM meta").fetchone()
             if moved:
-                raise StateError(
-                    f"the state at {where} was moved to {moved} by `poolform state migrate`; "
-                    "point the Cluster's `state` settings at it"
-                )
+                raise StateMoved(where, moved)
         except sqlite3.DatabaseError as exc:
             conn.close()
             raise StateDamaged(f"{where} is not a readable poolform state database: {exc}") from exc

@@ -20,8 +20,9 @@ instances waits for them (capacity_timeout), so a launch the cloud refuses is re
 CAPACITY error with the cloud's message.
 
 Control-plane resources (compute_config, resource_pool, subject_policy) are poolform's own
-objects, not AWS resources: an embedded LocalProvider keeps them beside the state whatever the
-cloud, and list/read merge them in.
+objects, not AWS resources: the state backend's control-plane store keeps them (so every runner
+sharing the backend sees them; without one, an embedded LocalProvider beside the state does),
+and list/read merge them in.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from providers.control_plane import StoredControlPlane
 from providers.local import LocalProvider
 from providers.protocol import (
     TAG_ADDRESS,
@@ -73,6 +75,7 @@ class AwsProvider:
         region: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        control: StoredControlPlane | None = None,
     ):
         self.settings = AwsSettings.parse(settings or {})
         self.clients = AwsClients(region, self.settings.max_attempts)
@@ -88,7 +91,9 @@ class AwsProvider:
             clock=clock,
         )
         # environ={}: the local provider's fault knobs must not leak into AWS runs.
-        self.local = LocalProvider(settings={}, state_dir=state_dir, environ={})
+        self.local: StoredControlPlane | LocalProvider = control or LocalProvider(
+            settings={}, state_dir=state_dir, environ={}
+        )
 
     # -- reading -------------------------------------------------------------------------------
 

@@ -86,7 +86,7 @@ def run_apply(
         saved.options if saved else PlanOptions(destroy=destroy, targets=targets, replace=replace)
     )
     backend = open_state(configuration)
-    provider = open_provider(configuration)
+    provider = open_provider(configuration, backend)
     try:
         with lock_state(backend, "destroy" if options.destroy else "apply", lock_timeout):
             snapshot = backend.read()

@@ -70,7 +70,7 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
 
     configuration = load_configuration(directory)
     backend = open_state(configuration)
-    provider = open_provider(configuration)
+    provider = open_provider(configuration, backend)
     try:
         with lock_state(backend, "apply", lock_timeout):
             snapshot = backend.read()

@@ -52,7 +52,7 @@ def import_(address: str, provider_id: str, directory: Path, lock_timeout: str) 
 
     configuration = load_configuration(directory)
     backend = open_state(configuration)
-    provider = open_provider(configuration)
+    provider = open_provider(configuration, backend)
     try:
         with lock_state(backend, "import", parse_timeout(lock_timeout)):
             snapshot = backend.read()

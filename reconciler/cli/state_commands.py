@@ -197,6 +197,58 @@ def _salt_refusal(file: Path) -> PoolformError:
     )
 
 
+@state.command("migrate")
+@click.option(
+    "--to", "to_url", metavar="URL", help="Where to copy the state (default: the Cluster's)."
+)
+@click.option(
+    "--from", "from_url", metavar="URL", help="The state to copy (default: the Cluster's)."
+)
+@DIR_OPTION
+@lock_timeout_option
+def state_migrate(
+    to_url: str | None, from_url: str | None, directory: Path, lock_timeout: str
+) -> None:
+    """Copy the whole state to another backend, under both locks, and verify the copy.
+
+    URL: a path (SQLite), postgresql://user@host/db?schema=NAME, or
+    s3://bucket/prefix?region=R. Lineage, serial, records, history, the salt and the
+    control-plane objects are copied; the source is then marked as moved, so a runner still
+    pointed at it is told where the state went.
+    """
+    from reconciler.loading import load_configuration
+    from reconciler.workspace import open_state
+    from state.location import location_from_url, open_location
+    from state.migrate import migrate
+
+    if not to_url and not from_url:
+        raise PoolformError("say where to: --to URL (or where from: --from URL)")
+    configuration = load_configuration(directory)
+    where = str(configuration.directory)
+
+    def opened(url: str | None) -> StateBackend:
+        if url is None:
+            return open_state(configuration, moving=True)
+        return open_location(location_from_url(url, Path.cwd()), directory=where)
+
+    source = opened(from_url)
+    try:
+        target = opened(to_url)
+        try:
+            copied = migrate(source, target, parse_timeout(lock_timeout))
+        finally:
+            target.close()
+    finally:
+        source.close()
+    click.echo(
+        f"Copied the state (lineage {copied.lineage}, serial {copied.serial}, "
+        f"{copied.resources} resources, {copied.history} history entries, "
+        f"{copied.objects} control-plane objects and the salt) from {copied.source} to "
+        f"{copied.target}, and verified the copy. {copied.source} is marked as moved: point the "
+        "Cluster's `state` settings at the new backend."
+    )
+
+
 @click.command("force-unlock")
 @click.argument("lock_id")
 @DIR_OPTION
