@@ -22,7 +22,9 @@ from state.errors import LockLost, LockMismatch, StateLocked
 from state.locking import Clock, Sleep, new_lock_info, wait_for_lock
 from state.model import LockInfo
 
-__all__ = ["Lease", "S3Calls"]
+__all__ = ["POLL_S3", "Lease", "S3Calls"]
+
+POLL_S3 = 0.25  # seconds between looks at a held lease: each look is a request
 
 
 class S3Calls:
@@ -114,7 +116,9 @@ class Lease:
     def lock(self, operation: str, *, timeout: float = 0, who: str | None = None) -> LockInfo:
         info = new_lock_info(operation, who=who, path=self.where)
         self._watch = None
-        got = wait_for_lock(lambda: self._try(info), timeout, clock=self.clock, sleep=self.sleep)
+        got = wait_for_lock(
+            lambda: self._try(info), timeout, clock=self.clock, sleep=self.sleep, poll=POLL_S3
+        )
         self._start_renewing()
         return got
 

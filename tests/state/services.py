@@ -104,3 +104,57 @@ def s3_endpoint(moto_s3: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     with shared_moto(moto_s3):
         make_bucket(moto_s3)
         yield moto_s3
+
+
+class PrivatePostgres:
+    """A PostgreSQL server of one test's own (so the test may kill it): initdb into a temporary
+    directory, run as the `postgres` user when the tests run as root."""
+
+    def __init__(self) -> None:
+        import shutil
+        import socket
+        import subprocess
+
+        self._run = subprocess.run
+        found = os.environ.get("POOLFORM_TEST_PG_BIN") or next(
+            iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None
+        )
+        if not found or not (Path(found) / "pg_ctl").exists():
+            missing_service("no PostgreSQL binaries (set POOLFORM_TEST_PG_BIN)")
+        self.bin = Path(str(found))
+        # Not under pytest's tmp_path: the `postgres` user could not reach into it.
+        directory = Path(tempfile.mkdtemp(prefix="poolform-pg-"))
+        self.root = directory
+        self.data = directory / "data"
+        self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+        if os.getuid() == 0:
+            shutil.chown(directory, "postgres")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self._pg(str(self.bin / "initdb"), "-D", str(self.data), "-U", "poolform", "-A", "trust")
+        self.url = f"postgresql://poolform@127.0.0.1:{self.port}/postgres"
+        self.start()
+
+    def _pg(self, *args: str) -> None:
+        done = self._run([*self.as_postgres, *args], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"{args[0]} failed: {done.stdout}{done.stderr}")
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        log = str(self.root / "server.log")
+        self._pg(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", log, "-o", options, "-w", "start"
+        )
+
+    def kill(self) -> None:
+        """Stop at once, as a crash would (no shutdown checkpoint, connections cut)."""
+        self._pg(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+
+    def stop(self) -> None:
+        import shutil
+
+        with contextlib.suppress(RuntimeError):
+            self.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
