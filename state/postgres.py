@@ -288,14 +288,49 @@ class PostgresBackend:
                 [(*row, serial) for row in rows],
             )
 
+    @contextmanager
+    def _one_statement(self) -> Iterator[psycopg.Connection[Any]]:
+        """For a change made by one statement: atomic by itself in autocommit, one round trip
+        (an apply makes two per create: the intent and the record)."""
+        if not self._exists:
+            with self._writing():
+                pass
+        with self._mutex:
+            if self._conn is None:
+                raise StateError(f"the PostgreSQL state at {self._where} is closed")
+            try:
+                yield self._conn
+            except self._psycopg.Error as exc:
+                raise self._translate(exc) from None
+
+    def _lineage_mismatch(self, expected: str) -> LineageMismatch:
+        with self._txn() as conn:
+            row = conn.execute(f"SELECT lineage FROM {self._s}.meta").fetchone()
+        return LineageMismatch(expected, row[0] if row else "(none)", hint="plan again")
+
     def write_resource(self, record: ResourceRecord, *, expected_lineage: str) -> int:
         row = astuple(encode_record(record))
-        with self._writing() as conn:
-            self._check_lineage(conn, expected_lineage)
-            serial = self._bump(conn)
-            self._upsert(conn, [row], serial)
-            conn.execute(f"DELETE FROM {self._s}.intents WHERE address = %s", (record.address,))
-        return serial
+        s = self._s
+        with self._one_statement() as conn:
+            found = conn.execute(
+                f"""WITH bumped AS (
+                    UPDATE {s}.meta SET serial = serial + 1 WHERE lineage = %s RETURNING serial),
+                written AS (
+                    INSERT INTO {s}.resources ({_RESOURCE_COLUMNS}, updated_serial)
+                    SELECT %s, %s, %s, %s, %s, %s, %s, %s, serial FROM bumped
+                    ON CONFLICT (address) DO UPDATE SET resource_type = excluded.resource_type,
+                    schema_version = excluded.schema_version, attributes = excluded.attributes,
+                    provider_ids = excluded.provider_ids, dependencies = excluded.dependencies,
+                    tainted = excluded.tainted, checksum = excluded.checksum,
+                    updated_serial = excluded.updated_serial RETURNING 1),
+                cleared AS (
+                    DELETE FROM {s}.intents WHERE address = %s AND EXISTS (SELECT 1 FROM bumped))
+                SELECT serial FROM bumped""",
+                (expected_lineage, *row, record.address),
+            ).fetchone()
+        if found is None:
+            raise self._lineage_mismatch(expected_lineage)
+        return int(found[0])
 
     def delete_resource(self, address: str, *, expected_lineage: str) -> int:
         with self._writing() as conn:
@@ -343,17 +378,19 @@ class PostgresBackend:
 
     def record_intent(self, address: str, token: str) -> CreateIntent:
         intent = CreateIntent(address, token, utc_now())
-        with self._writing() as conn:
-            conn.execute(
-                f"INSERT INTO {self._s}.intents (address, token, created) VALUES (%s, %s, %s)"
-                " ON CONFLICT (address) DO NOTHING",
-                astuple(intent),
-            )
+        s = self._s
+        with self._one_statement() as conn:
             row = conn.execute(
-                f"SELECT address, token, created FROM {self._s}.intents WHERE address = %s",
-                (address,),
+                f"""WITH made AS (
+                    INSERT INTO {s}.intents (address, token, created) VALUES (%s, %s, %s)
+                    ON CONFLICT (address) DO NOTHING RETURNING address, token, created)
+                SELECT address, token, created FROM made UNION ALL
+                SELECT address, token, created FROM {s}.intents
+                WHERE address = %s AND NOT EXISTS (SELECT 1 FROM made)""",
+                (*astuple(intent), address),
             ).fetchone()
-        assert row is not None
+        if row is None:  # the existing intent went between the insert and the select: retry
+            return self.record_intent(address, token)
         return CreateIntent(*row)
 
     def clear_intent(self, address: str) -> None:

@@ -150,15 +150,18 @@ def decode_record(stored: StoredRecord) -> ResourceRecord:
     )
 
 
-def _loads(text: str, what: str) -> Any:
-    try:
-        return json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(f"{what} are not valid JSON ({exc})") from None
-
-
 def _no_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
+
+
+_DECODE = json.JSONDecoder(parse_constant=_no_constant).decode  # one decoder: C scanner, no NaN
+
+
+def _loads(text: str, what: str) -> Any:
+    try:
+        return _DECODE(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"{what} are not valid JSON ({exc})") from None
 
 
 def encode_object(obj: ControlObject) -> tuple[str, str]:

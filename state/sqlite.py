@@ -287,19 +287,22 @@ class SqliteStore:
                 return StateSnapshot(self._fresh_state().lineage, 0)
             with self._txn("DEFERRED", create=False) as conn:
                 lineage, serial = conn.execute("SELECT lineage, serial FROM meta").fetchone()
-                conn.text_factory = bytes  # a flipped byte may be invalid UTF-8: decode per row
+                query = f"SELECT {_RESOURCE_COLUMNS} FROM resources ORDER BY address"
                 try:
-                    query = f"SELECT {_RESOURCE_COLUMNS} FROM resources ORDER BY address"
                     rows = conn.execute(query).fetchall()
-                finally:
-                    conn.text_factory = str
+                except sqlite3.OperationalError:  # a flipped byte made invalid UTF-8:
+                    conn.text_factory = bytes  # read again, decoding row by row
+                    try:
+                        rows = conn.execute(query).fetchall()
+                    finally:
+                        conn.text_factory = str
                 intent_rows = conn.execute("SELECT address, token, created FROM intents").fetchall()
         records: dict[str, ResourceRecord] = {}
         damaged: dict[str, str] = {}
         for row in rows:
-            address = row[0].decode("utf-8", "backslashreplace")
+            address = row[0] if isinstance(row[0], str) else row[0].decode("utf-8", "replace")
             try:
-                fields = [_decode_text(value) for value in row]
+                fields = row if isinstance(row[3], str) else [_decode_text(v) for v in row]
                 records[address] = decode_record(StoredRecord(*fields))
             except (ValueError, TypeError) as exc:
                 damaged[address] = str(exc)
