@@ -205,7 +205,7 @@ def main() -> int:
             small = []
             main_dir = Path(results["s3"]["directory"])
             for k in [int(c) for c in options.changes.split(",")]:
-                write_config(main_dir, n, backends["s3"][0], bump=k if not small else k)
+                write_config(main_dir, n, backends["s3"][0], bump=k)
                 applied = run_child(["apply", str(main_dir), "--auto-approve"], s3_env)
                 small.append({"changes": k, "bytes": applied["bytes"], "puts": applied["puts"]})
                 print(f"s3 {k} changes on {n}", small[-1])
