@@ -193,7 +193,14 @@ def main() -> int:
             }
             for name, (settings, env) in backends.items():
                 results[name] = measure(name, settings, env, n, work)
-                print(name, {k: round(v["seconds"], 2) for k, v in results[name].items() if k != "directory"})
+                print(
+                    name,
+                    {
+                        k: round(v["seconds"], 2)
+                        for k, v in results[name].items()
+                        if k != "directory"
+                    },
+                )
             growth = []
             for size in [int(s) for s in options.s3_sizes.split(",")]:
                 settings = f"{{backend: s3, bucket: {BUCKET}, key: grow-{size}}}"
@@ -221,12 +228,16 @@ def main() -> int:
         text = README.read_text()
         start, end = "<!-- backends:start -->", "<!-- backends:end -->"
         README.write_text(
-            re.sub(f"{re.escape(start)}.*{re.escape(end)}", f"{start}\n{block}{end}", text, flags=re.S)
+            re.sub(
+                f"{re.escape(start)}.*{re.escape(end)}", f"{start}\n{block}{end}", text, flags=re.S
+            )
         )
     return 0
 
 
-def render(n: int, results: dict[str, Any], growth: list[dict[str, Any]], small: list[dict[str, Any]]) -> str:
+def render(
+    n: int, results: dict[str, Any], growth: list[dict[str, Any]], small: list[dict[str, Any]]
+) -> str:
     lines = [
         f"Measured {time.strftime('%Y-%m-%d %H:%M')} on {platform.machine()}, {os.cpu_count()} "
         f"cores, Python {platform.python_version()}; moto_server and PostgreSQL on this machine.",
@@ -235,11 +246,19 @@ def render(n: int, results: dict[str, Any], growth: list[dict[str, Any]], small:
         "| --- | --- | --- | --- |",
     ]
     for name, figures in results.items():
-        written = f"{figures['apply']['bytes'] / 1e6:.2f} MB in {figures['apply']['puts']:,} PUTs" if name == "s3" else "—"
+        written = (
+            f"{figures['apply']['bytes'] / 1e6:.2f} MB in {figures['apply']['puts']:,} PUTs"
+            if name == "s3"
+            else "—"
+        )
         lines.append(
             f"| {name} | {figures['apply']['seconds']:.2f} s | {figures['plan']['seconds']:.2f} s | {written} |"
         )
-    lines += ["", "| S3 apply | changes | bytes written | bytes per change | PUTs |", "| --- | --- | --- | --- | --- |"]
+    lines += [
+        "",
+        "| S3 apply | changes | bytes written | bytes per change | PUTs |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for row in growth:
         lines.append(
             f"| from empty | {row['changes']:,} | {row['bytes'] / 1e3:,.0f} kB | {row['bytes'] / row['changes']:,.0f} B | {row['puts']:,} |"
