@@ -41,7 +41,7 @@ def _holder_from(text: str) -> LockInfo | None:
         data = json.loads(text)
         return LockInfo(**{k: data[k] for k in LockInfo.__dataclass_fields__ if k in data})
     except (ValueError, TypeError):
-        return LockInfo("unknown", "unknown", "unknown", 0, "unknown", "unknown", info=text[:200])
+        return LockInfo("unknown", "unknown", "unknown", 0, "unknown", "unknown")
 
 
 def _read_fd(fd: int) -> str:
@@ -109,7 +109,7 @@ class FileLock:
         os.fsync(fd)
         self._fd, self._made, self.held = fd, made, info
         if previous is not None:
-            info = replace(info, notice=_takeover_notice(previous))
+            info = replace(info, notice=_takeover_notice(previous, self.path))
         return info
 
     def _make_parents(self) -> list[Path]:
@@ -228,7 +228,12 @@ class FileLock:
                 os.close(fd)
 
 
-def _takeover_notice(previous: LockInfo) -> str:
+def _takeover_notice(previous: LockInfo, lock_file: Path) -> str:
+    if previous.lock_id == "unknown":
+        return (
+            "Took over a state lock left behind by a process that ended without releasing it "
+            f"({lock_file} named no holder poolform could read)."
+        )
     return (
         f"Took over the state lock of {previous.operation!r} by {previous.who} (pid "
         f"{previous.pid} on {previous.host}, since {previous.created}): that process ended "

@@ -112,6 +112,8 @@ class SqliteStore:
 
     def _open_existing(self) -> sqlite3.Connection:
         where = str(self.path)
+        if self.path.is_dir():
+            raise StateError(f"the state path {where} is a directory, not a database file")
         try:
             size = self.path.stat().st_size
         except OSError as exc:
