@@ -78,6 +78,7 @@ class FileLock:
         self.held: LockInfo | None = None
         self._fd: int | None = None
         self._made: list[Path] = []  # directories and the lock file this holder created
+        self._made_late: list[Path] = []
 
     # -- taking ---------------------------------------------------------------------------
 
@@ -89,8 +90,10 @@ class FileLock:
 
     def _try(self, info: LockInfo) -> LockInfo:
         while True:  # until we hold the flock of the file the path names
+            self._made_late = []
             made = self._make_parents()
             fd, created = self._open()
+            made += self._made_late
             if created:
                 made.append(self.path)
             try:
@@ -126,12 +129,18 @@ class FileLock:
         return made
 
     def _open(self) -> tuple[int, bool]:
+        """The lock file's descriptor, and whether this call created the file."""
         flags = os.O_RDWR | os.O_CLOEXEC
-        for _ in range(100):  # the file may come and go between the two opens
+        for _ in range(100):  # the file (or its directory) may come and go meanwhile
             try:
                 return os.open(self.path, flags | os.O_CREAT | os.O_EXCL, 0o600), True
             except FileExistsError:
                 pass
+            except FileNotFoundError:  # a releasing creator removed the directory
+                self._made_late += self._make_parents()
+                continue
+            except OSError as exc:
+                raise StateError(f"cannot open the state lock file {self.path}: {exc}") from exc
             try:
                 return os.open(self.path, flags), False
             except FileNotFoundError:

@@ -139,3 +139,24 @@ def test_the_mode_of_a_state_file_poolform_did_not_create_is_left_alone(
     assert run("apply", small, "--auto-approve").code == 0
     assert elsewhere.stat().st_mode & 0o777 == 0o640
     assert elsewhere.parent.stat().st_mode & 0o777 == 0o750
+
+
+def test_plans_and_applies_racing_on_a_new_directory_agree(small: Path) -> None:
+    """Plans create and remove the lock file of a state that does not exist yet, while applies
+    wait on it: every command still gets the lock in turn and the state is made once."""
+    from tests.scenario.installed import start
+
+    commands = [
+        ("plan", small, "--lock-timeout", "120s")
+        if n % 2
+        else ("apply", small, "--auto-approve", "--lock-timeout", "120s")
+        for n in range(8)
+    ]
+    runs = [start(*command) for command in commands]
+    outputs = [p.communicate(timeout=300) for p in runs]
+    assert [p.returncode for p in runs] == [0] * 8, outputs
+    assert all("internal error" not in err and "Took over" not in err for _, err in outputs)
+    created = [out for out, _ in outputs if "Apply complete! Resources: 3 added" in out]
+    assert len(created) == 1
+    with sqlite3.connect(state_db(small)) as db:
+        assert db.execute("SELECT serial FROM meta").fetchone() == (3,)
