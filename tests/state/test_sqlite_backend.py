@@ -302,3 +302,15 @@ def test_sigkill_during_writes_leaves_a_consistent_database(db: Path) -> None:
         }
         assert rec.provider_ids == {"id": f"i-{i}"}
         assert rec.dependencies == ((f"machine_pool.p{i - 1:06d}",) if i > 1 else ())
+
+
+def test_the_stale_lock_hint_names_the_configuration_directory() -> None:
+    from state import describe_lock
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    dead = LockInfo("id-7", "apply", "a@b", child.pid, socket.gethostname(), "now")
+    assert "run `poolform force-unlock id-7 --dir /srv/capacity`" in describe_lock(
+        dead, directory="/srv/capacity"
+    )
+    assert "force-unlock id-7`" in describe_lock(dead)
