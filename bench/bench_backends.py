@@ -167,19 +167,20 @@ def main() -> int:
 
     n = options.resources
     moto, endpoint = start_moto()
-    pg_url, server = postgres()
+    server = None
     s3_env = {**FAKE_AWS, "AWS_ENDPOINT_URL": endpoint}
-    import boto3
-
-    boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id="bench",
-        aws_secret_access_key="bench",
-    ).create_bucket(Bucket=BUCKET)
     results: dict[str, Any] = {}
     try:
+        pg_url, server = postgres()
+        import boto3
+
+        boto3.client(
+            "s3",
+            endpoint_url=endpoint,
+            region_name="us-east-1",
+            aws_access_key_id="bench",
+            aws_secret_access_key="bench",
+        ).create_bucket(Bucket=BUCKET)
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             schema = f"bench_{uuid.uuid4().hex[:8]}"
