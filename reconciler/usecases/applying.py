@@ -165,7 +165,7 @@ def _apply(
     configuration: Configuration, options: PlanOptions, saved: SavedPlan | None, how: _How
 ) -> AppliedPlan:
     backend = open_state(configuration)
-    provider = open_provider(configuration)
+    provider = open_provider(configuration, backend)
     try:
         with hold_lock(
             backend, "destroy" if options.destroy else "apply", how.lock_timeout, configuration

@@ -9,11 +9,11 @@ from typing import Any
 
 from providers.retry import Clock, RetryPolicy
 from reconciler.checks import load_configuration
-from reconciler.drift.refresh import Refresh, refresh_all
+from reconciler.drift.refresh import Refresh, refresh_all, refresh_observed
 from reconciler.errors import Cancelled, PoolformError
 from reconciler.loading import Configuration, NothingDeclared
 from reconciler.plan.expand import environment_names
-from reconciler.workspace import open_provider
+from reconciler.workspace import nothing_carries, open_provider
 from state import StateSnapshot
 
 Confirm = Callable[[str], bool]  # asked "apply these changes" and the like; True goes on
@@ -76,7 +76,10 @@ def refresh_with_provider(
     retry: RetryPolicy,
     clock: Clock,
 ) -> Refresh:
-    """One full refresh with the configuration's provider, opened and closed around it."""
+    """One full refresh with the configuration's provider, opened and closed around it; none
+    for a state nothing was ever created from (nothing can carry its lineage)."""
+    if nothing_carries(snapshot):
+        return refresh_observed(snapshot, (), salt)
     provider = open_provider(configuration)
     try:
         return refresh_all(provider, snapshot, salt, retry, clock)

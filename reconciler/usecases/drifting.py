@@ -70,7 +70,7 @@ def accept_drift(
     values the provider reports (a resource deleted by hand is forgotten)."""
     configuration = load_directory(directory, "apply")
     backend = open_state(configuration)
-    provider = open_provider(configuration)
+    provider = open_provider(configuration, backend)
     try:
         with hold_lock(backend, "apply", lock_timeout, configuration):
             snapshot = backend.read()

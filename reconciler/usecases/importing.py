@@ -54,7 +54,7 @@ def import_resource(
     this state's so refresh finds it from now on."""
     configuration = load_directory(directory, "import")
     backend = open_state(configuration)
-    provider = open_provider(configuration)
+    provider = open_provider(configuration, backend)
     try:
         with hold_lock(backend, "import", lock_timeout, configuration):
             snapshot = backend.read()
