@@ -11,7 +11,7 @@ from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-from reconciler.loading import load_configuration
+from reconciler.checks import load_configuration
 from reconciler.plan.expand import expand
 from reconciler.workspace import secret_salt
 from state import ResourceRecord
