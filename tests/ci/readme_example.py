@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 from types import ModuleType
 
-from tests.ci.features import poolform_command
+from tests.scenario.installed import poolform_command
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.ci.features import poolform_command
 from tests.ci.repo import Origin
+from tests.scenario.installed import poolform_command
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "ci"

@@ -9,7 +9,6 @@ import re
 import pytest
 
 from tests.ci.fake_github import FakeGitHub
-from tests.ci.features import require_review_features
 from tests.ci.flows import CONFIG, GitHubFlow
 from tests.ci.team import Team
 
@@ -64,7 +63,6 @@ def flow(team: Team, github: FakeGitHub) -> GitHubFlow:
 def test_a_200_resource_plan_comment_fits_github_with_replacements_and_deletions_first(
     flow: GitHubFlow,
 ) -> None:
-    require_review_features()
     change, planned = flow.open(
         "reshape",
         {

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.ci.fake_github import FakeGitHub
-from tests.ci.features import BOTH_BACKENDS, require_review_features
+from tests.ci.features import BOTH_BACKENDS
 from tests.ci.flows import CONFIG, GitHubFlow
 from tests.ci.team import Team, applied_exactly, machine_pool, resource_pool
 
@@ -29,7 +29,6 @@ def flow(team: Team, github: FakeGitHub) -> GitHubFlow:
 def test_a_pull_request_is_planned_on_every_push_in_one_comment_and_the_merge_applies_that_plan(
     flow: GitHubFlow, team: Team
 ) -> None:
-    require_review_features()
     change, opened = flow.open(
         "grow",
         {
@@ -71,7 +70,6 @@ def test_a_pull_request_is_planned_on_every_push_in_one_comment_and_the_merge_ap
 def test_a_plan_made_stale_by_another_merge_is_refused_applies_nothing_and_says_so(
     flow: GitHubFlow, team: Team
 ) -> None:
-    require_review_features()
     first, planned = flow.open("batch", {f"{CONFIG}/machine-pool.yaml": machine_pool(batch=3)})
     second, also = flow.open("gpus", {f"{CONFIG}/gpus.yaml": resource_pool("gpus", 24)})
     assert planned.conclusion == also.conclusion == "success", planned.output + also.output
@@ -90,7 +88,6 @@ def test_a_plan_made_stale_by_another_merge_is_refused_applies_nothing_and_says_
 
 
 def test_a_plan_made_stale_by_a_change_of_state_is_refused(flow: GitHubFlow, team: Team) -> None:
-    require_review_features()
     change, planned = flow.open("batch", {f"{CONFIG}/machine-pool.yaml": machine_pool(batch=3)})
     assert planned.conclusion == "success", planned.output
     # Someone accepts a hand-made change into state before the merge: the serial moves.
@@ -113,7 +110,6 @@ def test_a_plan_made_stale_by_a_change_of_state_is_refused(flow: GitHubFlow, tea
 def test_a_failing_plan_posts_its_error_as_the_comment_and_the_next_push_replaces_it(
     flow: GitHubFlow, team: Team
 ) -> None:
-    require_review_features()
     broken = resource_pool("gpus", 16).replace("capacity:", "capacty:")
     change, failed = flow.open("typo", {f"{CONFIG}/gpus.yaml": broken})
     assert failed.conclusion == "failure"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.ci.fake_gitlab import FakeGitLab
-from tests.ci.features import BOTH_BACKENDS, require_review_features
+from tests.ci.features import BOTH_BACKENDS
 from tests.ci.flows import CONFIG, GitLabFlow
 from tests.ci.team import Team, applied_exactly, machine_pool, resource_pool
 
@@ -25,7 +25,6 @@ def flow(team: Team, gitlab: FakeGitLab) -> GitLabFlow:
 def test_a_merge_request_is_planned_in_one_note_and_the_merge_applies_that_plan(
     flow: GitLabFlow, team: Team
 ) -> None:
-    require_review_features()
     change, opened = flow.open("grow", {f"{CONFIG}/machine-pool.yaml": machine_pool(cpu=4)})
     assert opened.conclusion == "success", opened.output
     notes = [n for n in flow.request(change).notes if not n.system]
@@ -51,7 +50,6 @@ def test_a_merge_request_is_planned_in_one_note_and_the_merge_applies_that_plan(
 def test_a_stale_plan_is_refused_at_merge_applies_nothing_and_the_merge_request_says_so(
     flow: GitLabFlow, team: Team
 ) -> None:
-    require_review_features()
     first, planned = flow.open("batch", {f"{CONFIG}/machine-pool.yaml": machine_pool(batch=3)})
     second, also = flow.open("gpus", {f"{CONFIG}/gpus.yaml": resource_pool("gpus", 24)})
     assert planned.conclusion == also.conclusion == "success", planned.output + also.output
@@ -69,7 +67,6 @@ def test_a_stale_plan_is_refused_at_merge_applies_nothing_and_the_merge_request_
 def test_a_failing_plan_posts_its_error_in_the_note_and_keeps_no_artifact(
     flow: GitLabFlow, team: Team
 ) -> None:
-    require_review_features()
     broken = resource_pool("gpus", 16).replace("capacity:", "capacty:")
     change, failed = flow.open("typo", {f"{CONFIG}/gpus.yaml": broken})
     assert failed.code == 1
