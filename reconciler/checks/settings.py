@@ -23,6 +23,8 @@ _BACKEND_MODULES: dict[str, tuple[str, ...]] = {
     "postgres": ("state.postgres", "psycopg"),
     "s3": ("state.s3", "boto3"),
 }
+# The pip extra that brings a backend's driver.
+_BACKEND_EXTRAS = {"postgres": "postgres", "s3": "aws"}
 
 
 def _installed(module: str) -> bool:
@@ -134,13 +136,20 @@ def state_backend_available(config: Configuration) -> Iterator[Finding]:
         return
     backend = cluster.state.backend
     if not backend_available(backend):
-        available = state_backends()
+        missing = [m for m in _BACKEND_MODULES.get(backend, ()) if not _installed(m)]
+        extra = _BACKEND_EXTRAS.get(backend)
+        if missing and extra and not missing[0].startswith("state."):
+            message = f"the {backend} state backend needs {missing[0]}, which is not installed"
+            hint = f"run `pip install 'poolform[{extra}]'`"
+        else:
+            message = f"the {backend} state backend is not available in this version"
+            hint = f"available: {', '.join(sorted(state_backends()))}"
         yield error(
             config,
             cluster,
             "state-backend",
-            f"the {backend} state backend is not available in this version; plan would fail",
+            f"{message}; plan would fail",
             "state",
             "backend",
-            hint=f"available: {', '.join(sorted(available))}",
+            hint=hint,
         )

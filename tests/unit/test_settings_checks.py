@@ -50,19 +50,28 @@ def test_provider_settings_go_through_the_providers_own_parser(
     assert needle in message
 
 
-def test_a_backend_this_version_cannot_open_is_a_validation_error(
-    write, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("backend", "driver", "needle"),
+    [
+        ("postgres", "psycopg", "the postgres state backend needs psycopg, which is not installed"),
+        ("s3", "boto3", "the s3 state backend needs boto3, which is not installed"),
+        ("postgres", "state.postgres", "the postgres state backend is not available in this"),
+    ],
+)
+def test_a_backend_whose_driver_is_missing_is_a_validation_error(
+    write, monkeypatch: pytest.MonkeyPatch, backend: str, driver: str, needle: str
 ) -> None:
-    monkeypatch.setattr(settings_checks, "state_backends", lambda: frozenset({"sqlite"}))
+    installed = settings_checks._installed
+    monkeypatch.setattr(settings_checks, "_installed", lambda m: m != driver and installed(m))
     directory = write(
         {
-            "cluster.yaml": "kind: Cluster\nname: main\nstate:\n  backend: postgres\n"
-            "  dsn: ${env:PG}\n"
+            "cluster.yaml": f"kind: Cluster\nname: main\nstate:\n  backend: {backend}\n"
+            "  dsn: ${env:PG}\n  bucket: b\n"
         }
     )
     ((rule, line, column, message),) = _refusals(directory)
     assert (rule, line, column) == ("state-backend", 4, 12)
-    assert "the postgres state backend is not available in this version" in message
+    assert needle in message
 
 
 def test_the_backends_that_exist_are_asked_once_and_flip_with_the_state_package(
