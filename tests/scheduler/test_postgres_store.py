@@ -363,7 +363,7 @@ class SchedulingOnPostgres(Scheduling):
         super().__init__()
         self.store.close()
         self.url, self.schema = pg_url(), new_schema()
-        self.store = PostgresStore(self.url, schema=self.schema)
+        self.store = PostgresStore(self.url, schema=self.schema)  # type: ignore[assignment]
         self.loop = self._new_loop()
 
     def teardown(self) -> None:
