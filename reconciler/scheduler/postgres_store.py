@@ -112,7 +112,7 @@ class PostgresStore:
     # -- plumbing ------------------------------------------------------------------------------
 
     def _scrub(self, error: BaseException) -> str:
-        text = str(error).strip()
+        text = " ".join(str(error).split())  # libpq's messages span lines
         return text.replace(self._password, "***") if self._password else text
 
     @contextmanager
