@@ -22,6 +22,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import psycopg
@@ -57,9 +58,9 @@ def leader_pid(url: str, schema: str, key: int) -> int | None:
     return None if row is None else int(row[0])
 
 
-def wait_for(what: str, condition: object, deadline: float = 60.0) -> None:
+def wait_for(what: str, condition: Callable[[], bool], deadline: float = 60.0) -> None:
     end = time.monotonic() + deadline
-    while not condition():  # type: ignore[operator]
+    while not condition():
         if time.monotonic() > end:
             raise SystemExit(f"timed out waiting until {what}")
         time.sleep(0.005)
@@ -102,7 +103,8 @@ def main() -> None:
             killed = time.monotonic()
             leader.send_signal(signal.SIGKILL)
             leader.wait()
-            wait_for("the standby leads", lambda s=standby: leader_pid(url, schema, key) == s.pid)
+            pid = standby.pid
+            wait_for("the standby leads", lambda: leader_pid(url, schema, key) == pid)  # noqa: B023
             times.append(time.monotonic() - killed)
             leader = standby
     finally:
