@@ -20,9 +20,10 @@ import click
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
+    from reconciler.loading import Configuration
     from reconciler.scheduler.context import SchedulerContext
     from reconciler.scheduler.loop import CycleReport
-    from reconciler.scheduler.store import JobRecord
+    from reconciler.scheduler.store import JobRecord, SchedulerStore
     from state import StateSnapshot
 
 STATUSES = ("queued", "admitted", "running", "succeeded", "failed", "cancelled", "rejected")
@@ -86,7 +87,19 @@ def _context(directory: Path | None, near: Path | None = None) -> SchedulerConte
         finally:
             backend.close()
 
-    return open_context(path.parent, read_state)
+    return open_context(path.parent, read_state, store=_team_store(configuration))
+
+
+def _team_store(configuration: Configuration) -> SchedulerStore | None:
+    """On a PostgreSQL state, the scheduler's store is there too: one queue for every machine."""
+    from reconciler.workspace import state_location
+
+    location = state_location(configuration)
+    if location.backend != "postgres":
+        return None
+    from reconciler.scheduler.postgres_store import PostgresStore
+
+    return PostgresStore(location.dsn, schema=location.schema)
 
 
 def _echo_json(data: object) -> None:
@@ -311,8 +324,8 @@ def scheduler() -> None:
 def scheduler_run(once: bool, interval: float, grace: str, directory: Path | None) -> None:
     """Watch the applied pools and the queue; admit, start and preempt jobs. Stop with Ctrl-C
     or SIGTERM: running jobs keep running, and the next run finds them."""
+    from reconciler.scheduler.leader import run_led
     from reconciler.scheduler.loop import LoopSettings
-    from reconciler.scheduler.pools import run_scheduler
 
     settings = LoopSettings(grace=_duration(grace))
     stop = {"asked": False}
@@ -333,7 +346,7 @@ def scheduler_run(once: bool, interval: float, grace: str, directory: Path | Non
                 f"scheduler: watching {ctx.state_dir.parent} every {interval:g}s "
                 "(Ctrl-C stops it; running jobs keep running)"
             )
-        run_scheduler(
+        run_led(
             ctx,
             once=once,
             interval=interval,
@@ -341,6 +354,7 @@ def scheduler_run(once: bool, interval: float, grace: str, directory: Path | Non
             on_cycle=lambda r: _report(r, once),
             should_stop=lambda: stop["asked"],
             sleep=nap,
+            announce=lambda line: click.echo(line, err=True),
         )
     finally:
         for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):

@@ -95,11 +95,12 @@ def open_context(
     state_dir: Path,
     read_state: Callable[[], StateSnapshot | None],
     clock: Callable[[], float] = time.time,
+    store: SchedulerStore | None = None,  # a team's (PostgreSQL); SQLite beside the state else
 ) -> SchedulerContext:
     state_dir = Path(state_dir)
     state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return SchedulerContext(
-        store=SqliteStore(state_dir / STORE_NAME),
+        store=store if store is not None else SqliteStore(state_dir / STORE_NAME),
         executor=LocalExecutor(state_dir / JOBS_DIR),
         read_config=config_reader(read_state, state_dir),
         clock=clock,

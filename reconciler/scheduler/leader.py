@@ -1,0 +1,120 @@
+"""One scheduler leads per shared store; the others stand by and take over when it dies.
+
+On PostgreSQL, leading is holding a session-level advisory lock on the store's own connection
+(PostgresStore.try_lead). When the leader dies, however it dies (kill -9 included), its
+connection closes, PostgreSQL ends its session and frees the lock; a standby polling every
+`poll` seconds takes it at its next try. Because the lock is held by the very connection the
+leader writes through, a leader whose session ended can write nothing more: its next store call
+fails and it stops. So two leaders never act on the queue at once, with no home-made consensus.
+
+The new leader's first cycle is the one a restarted scheduler runs: it finds the jobs the dead
+leader started (through the executor's claim files, shared by schedulers on one configuration
+directory) and neither loses nor starts any of them twice.
+
+A store without leadership (SQLite, one machine) keeps the plain OS lock of `run_scheduler`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Protocol, runtime_checkable
+
+from reconciler.errors import PoolformError
+from reconciler.scheduler.context import SchedulerContext
+from reconciler.scheduler.loop import CycleReport, LoopSettings
+from reconciler.scheduler.pools import run_scheduler
+
+POLL_SECONDS = 0.5  # a standby's tries: the takeover comes at most this long after the death
+LOCAL_LOCK_WAIT = 10.0  # the dead leader's OS lock, closed with its process (see _local_lock)
+
+
+@runtime_checkable
+class Leadable(Protocol):
+    location: str
+
+    def try_lead(self) -> bool:
+        """Lead from now on (until this process's connection ends); False if another does."""
+        ...
+
+    def leader(self) -> str | None:
+        """Who leads, as a phrase for people; None when nobody does."""
+        ...
+
+
+def lead(
+    store: Leadable,
+    *,
+    wait: bool,
+    announce: Callable[[str], None],
+    should_stop: Callable[[], bool],
+    sleep: Callable[[float], None],
+    poll: float = POLL_SECONDS,
+) -> bool:
+    """True once this process leads; False when asked to stop while standing by. Without
+    `wait`, another leader is an error that names it."""
+    if store.try_lead():
+        return True
+    holder = store.leader() or "another scheduler"
+    if not wait:
+        raise PoolformError(
+            f"another scheduler leads on {store.location} ({holder})",
+            hint="let it do the work: it picks up new jobs by itself; or run without --once "
+            "to stand by and take over when it stops",
+        )
+    announce(
+        f"scheduler: standing by: another scheduler leads on {store.location} ({holder}); "
+        "taking over when it stops"
+    )
+    while not should_stop():
+        sleep(poll)
+        if store.try_lead():
+            announce("scheduler: the leader stopped; leading now")
+            return True
+    return False
+
+
+def _local_lock(ctx: SchedulerContext, sleep: Callable[[float], None]) -> None:
+    """Wait until the dead leader's OS lock on this directory is gone, if it ran here.
+
+    Its PostgreSQL session ends when its socket is closed, which the kernel does while tearing
+    the process down, among its other files: the OS lock may outlive the session by an instant.
+    """
+    deadline = time.monotonic() + LOCAL_LOCK_WAIT
+    while True:
+        try:
+            with ctx.exclusive():
+                return
+        except PoolformError:
+            if time.monotonic() > deadline:
+                raise
+            sleep(0.05)
+
+
+def run_led(
+    ctx: SchedulerContext,
+    *,
+    once: bool,
+    interval: float,
+    settings: LoopSettings,
+    on_cycle: Callable[[CycleReport], None],
+    should_stop: Callable[[], bool],
+    sleep: Callable[[float], None],
+    announce: Callable[[str], None],
+) -> None:
+    """`run_scheduler`, as the leader when the store elects one (standing by until then;
+    with `once`, another leader is an error)."""
+    store = ctx.store
+    if isinstance(store, Leadable):
+        if not lead(store, wait=not once, announce=announce, should_stop=should_stop, sleep=sleep):
+            return
+        _local_lock(ctx, sleep)
+    run_scheduler(
+        ctx,
+        once=once,
+        interval=interval,
+        settings=settings,
+        on_cycle=on_cycle,
+        should_stop=should_stop,
+        sleep=sleep,
+    )

@@ -1,0 +1,319 @@
+"""The scheduler's store on PostgreSQL (psycopg 3): one queue for every machine that shares it.
+
+Its tables (``sched_*``) live in the state's schema beside the state's own, versioned as the
+``sched`` component of the schema's ``layout`` table: created and migrated by poolform, and a
+layout newer than this poolform understands is refused. Every protocol call is one
+transaction; writers take a transaction-level advisory lock first, so `jobs submit`, `jobs
+cancel` and the scheduler loop queue one behind the other as they do on SQLite (`BEGIN
+IMMEDIATE`) and a guarded update never races a change it did not see. Readers take a
+repeatable-read snapshot. Rows are written set-wise (COPY, unnest): one round trip per kind of
+change, not per job.
+
+The connection is never re-opened: a scheduler that leads through this connection's session
+(see reconciler.scheduler.leader) and loses it can write nothing more. The password is never
+part of a message.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from reconciler.errors import PoolformError
+from reconciler.scheduler.model import Decisions, Status
+from reconciler.scheduler.postgres_tables import (
+    EVENT_COLUMNS,
+    INSERT_COLUMNS,
+    LAYOUT_VERSION,
+    layout_version,
+    refuse_newer,
+    rounds,
+    upgrade,
+)
+from reconciler.scheduler.postgres_writes import Writes
+from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+from reconciler.scheduler.sqlite_rows import COLUMNS, event_of, record_of, request_json
+from reconciler.scheduler.store import Committed, Ended, Event, JobRecord, NewJob, Started
+from state.postgres import _advisory_key, describe_dsn
+from state.postgres_schema import quoted_schema
+
+if TYPE_CHECKING:
+    import psycopg
+
+__all__ = ["LAYOUT_VERSION", "PostgresStore"]
+
+
+class PostgresStore:
+    """SchedulerStore over one PostgreSQL connection (shared by the threads of one process)."""
+
+    def __init__(self, dsn: str, *, schema: str = "poolform", connect_timeout: int = 10) -> None:
+        import psycopg
+
+        self._psycopg = psycopg
+        self._s = quoted_schema(schema)
+        where, self._password = describe_dsn(dsn)
+        self.location = f"{where} (schema {schema})"
+        self._mutex = threading.RLock()
+        try:
+            self._conn: psycopg.Connection[Any] | None = psycopg.connect(
+                dsn, autocommit=True, connect_timeout=connect_timeout
+            )
+        except psycopg.Error as error:
+            raise PoolformError(
+                f"cannot connect to the scheduler's store at {self.location}: {self._scrub(error)}"
+            ) from None
+        name = f"poolform:{self._conn.info.dbname}:{schema}"
+        self._create_key = _advisory_key(name) ^ 1  # the state backend's: one creator at a time
+        self._write_key = _advisory_key(f"{name}:scheduler-writes")
+        self.leader_key = _advisory_key(f"{name}:scheduler-leader")
+        try:
+            self._migrate(schema)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- plumbing ------------------------------------------------------------------------------
+
+    def _scrub(self, error: BaseException) -> str:
+        text = " ".join(str(error).split())  # libpq's messages span lines
+        return text.replace(self._password, "***") if self._password else text
+
+    @contextmanager
+    def _txn(self, *, write: bool = True) -> Iterator[psycopg.Connection[Any]]:
+        with self._mutex:
+            if self._conn is None:
+                raise PoolformError(f"the scheduler's store at {self.location} is closed")
+            try:
+                with self._conn.transaction():
+                    if write:
+                        self._conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._write_key,))
+                    else:
+                        self._conn.execute(
+                            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"
+                        )
+                    yield self._conn
+            except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as error:
+                raise PoolformError(
+                    f"lost the connection to the scheduler's store at {self.location}: "
+                    f"{self._scrub(error)}",
+                    hint="run the command again once the server is back; a scheduler that "
+                    "lost its connection stops, and another one (or a restart) takes over",
+                ) from None
+            except self._psycopg.Error as error:
+                raise PoolformError(
+                    f"scheduler's store at {self.location}: {self._scrub(error)}"
+                ) from None
+
+    def _migrate(self, schema: str) -> None:
+        with self._txn(write=False) as conn:
+            version = layout_version(conn, schema)
+        refuse_newer(version, self.location)
+        if version < LAYOUT_VERSION:
+            with self._txn() as conn:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._create_key,))
+                upgrade(conn, schema, self.location)
+
+    def close(self) -> None:
+        with self._mutex:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None
+
+    # -- leadership (reconciler.scheduler.leader) -----------------------------------------------
+
+    def try_lead(self) -> bool:
+        """Take the session-level leader lock on this connection, and name the holder; False
+        when another session holds it. Freed when this connection ends, however it ends."""
+        with self._txn() as conn:
+            got = conn.execute("SELECT pg_try_advisory_lock(%s)", (self.leader_key,)).fetchone()
+            if not (got and got[0]):
+                return False
+            since = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+            conn.execute(
+                f"INSERT INTO {self._s}.sched_leader (id, pid, host, since, session) VALUES"
+                " (1, %s, %s, %s, pg_backend_pid()) ON CONFLICT (id) DO UPDATE SET"
+                " pid = excluded.pid, host = excluded.host, since = excluded.since,"
+                " session = excluded.session",
+                (os.getpid(), socket.gethostname(), since),
+            )
+        return True
+
+    def leader(self) -> str | None:
+        """Who leads, as a phrase ("pid 12 on host, since ..."); None when nobody does."""
+        with self._txn(write=False) as conn:
+            row = conn.execute(
+                f"SELECT l.pid, l.host, l.since FROM {self._s}.sched_leader l JOIN pg_locks k"
+                " ON k.pid = l.session AND k.locktype = 'advisory' AND k.granted"
+                " AND k.classid = %s AND k.objid = %s AND k.objsubid = 1",
+                ((self.leader_key >> 32) & 0xFFFFFFFF, self.leader_key & 0xFFFFFFFF),
+            ).fetchone()
+        return None if row is None else f"pid {row[0]} on {row[1]}, since {row[2]}"
+
+    # -- reading -------------------------------------------------------------------------------
+
+    def _select(
+        self, conn: psycopg.Connection[Any], where: str, args: Sequence[Any]
+    ) -> list[JobRecord]:
+        rows = conn.execute(
+            f"SELECT {COLUMNS} FROM {self._s}.sched_jobs {where} ORDER BY id", args
+        ).fetchall()
+        held: dict[int, list[tuple[str, int]]] = {}
+        ids = [row[0] for row in rows if row[10] in (Status.ADMITTED, Status.RUNNING)]
+        if ids:
+            for job, key, amount in conn.execute(
+                f"SELECT job, key, amount FROM {self._s}.sched_allocations WHERE job = ANY(%s)",
+                (ids,),
+            ):
+                held.setdefault(job, []).append((key, amount))
+        return [record_of(row, tuple(sorted(held.get(row[0], ())))) for row in rows]
+
+    def get(self, job_id: int) -> JobRecord | None:
+        with self._txn(write=False) as conn:
+            found = self._select(conn, "WHERE id = %s", (job_id,))
+        return found[0] if found else None
+
+    def jobs(
+        self, *, pool: str | None = None, status: Status | None = None, active: bool = False
+    ) -> list[JobRecord]:
+        clauses: list[str] = []
+        args: list[Any] = []
+        if pool is not None:
+            clauses.append("pool = %s")
+            args.append(pool)
+        if status is not None:
+            clauses.append("status = %s")
+            args.append(status.value)
+        if active:
+            clauses.append("status IN ('queued', 'admitted', 'running')")
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        with self._txn(write=False) as conn:
+            return self._select(conn, where, args)
+
+    def events(self, job_id: int) -> list[Event]:
+        with self._txn(write=False) as conn:
+            rows = conn.execute(
+                f"SELECT {EVENT_COLUMNS} FROM {self._s}.sched_events WHERE job = %s ORDER BY id",
+                (job_id,),
+            ).fetchall()
+        return [event_of(row) for row in rows]
+
+    def last_cycle(self) -> int:
+        with self._txn(write=False) as conn:
+            row = conn.execute(
+                f"SELECT value FROM {self._s}.sched_meta WHERE key = 'cycle'"
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    # -- writing -------------------------------------------------------------------------------
+
+    def submit(self, jobs: Sequence[NewJob], now: float) -> list[JobRecord]:
+        if not jobs:
+            return []
+        with self._txn() as conn:
+            # Under the write lock nobody else draws ids: a batch's ids are consecutive.
+            ids = sorted(
+                int(row[0])
+                for row in conn.execute(
+                    "SELECT nextval(%s::regclass) FROM generate_series(1, %s)",
+                    (f"{self._s}.sched_job_ids", len(jobs)),
+                )
+            )
+            batch = ids[0]
+            rows: list[tuple[Any, ...]] = []
+            writes = Writes(conn, self._s, now)
+            for job_id, job in zip(ids, jobs, strict=True):
+                why = job.reason or reason(ReasonCode.PENDING_EVALUATION)
+                rows.append(
+                    (job_id, batch, job.name, job.rank, job.num_jobs, request_json(job.request),
+                     job.run, json.dumps(dict(job.envs)), job.retries, job.retries,
+                     job.status.value, why.code.value, why.message, why.detail_json(), now,
+                     job.pool, job.subject, job.priority, job.request.preemptible)
+                )  # fmt: skip
+                writes.event(job_id, Status.QUEUED.value, reason(ReasonCode.SUBMITTED))
+                if job.status is not Status.QUEUED:
+                    writes.event(job_id, job.status.value, why)
+            writes.copy("sched_jobs", INSERT_COLUMNS, rows)
+            writes.flush()
+            return self._select(conn, "WHERE id = ANY(%s)", (ids,))
+
+    def commit(
+        self, decisions: Decisions, reasons: Mapping[int, Reason], now: float, grace: float
+    ) -> Committed:
+        with self._txn() as conn:
+            writes = Writes(conn, self._s, now)
+            admitted = writes.admit(decisions.admits)
+            preempting = writes.preempt(decisions.preempts, grace)
+            writes.claim(decisions.claims)
+            writes.end_queued({r.job: r.reason for r in decisions.rejects}, Status.REJECTED)
+            writes.reasons(reasons)
+            conn.execute(
+                f"INSERT INTO {self._s}.sched_meta (key, value) VALUES ('cycle', %s)"
+                " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (str(decisions.cycle),),
+            )
+            writes.flush()
+            wanted = admitted + preempting
+            records = self._select(conn, "WHERE id = ANY(%s)", (wanted,)) if wanted else []
+        by_id = {r.id: r for r in records}
+        return Committed(tuple(by_id[i] for i in admitted), tuple(by_id[i] for i in preempting))
+
+    def started(self, starts: Sequence[Started], now: float) -> None:
+        if not starts:
+            return
+        with self._txn() as conn:
+            writes = Writes(conn, self._s, now)
+            for batch in rounds(starts):
+                writes.start(batch)
+            writes.flush()
+
+    def killed(self, job_id: int, now: float) -> None:
+        with self._txn() as conn:
+            conn.execute(f"UPDATE {self._s}.sched_jobs SET killed = TRUE WHERE id = %s", (job_id,))
+
+    def ended(self, endings: Sequence[Ended], now: float) -> list[int]:
+        if not endings:
+            return []
+        with self._txn() as conn:
+            writes = Writes(conn, self._s, now)
+            changed = [job for batch in rounds(endings) for job in writes.end(batch)]
+            writes.release(changed)
+            writes.flush()
+        return changed
+
+    def cancel(self, job_ids: Sequence[int], now: float, grace: float) -> list[JobRecord]:
+        asked = reason(ReasonCode.CANCEL_REQUESTED)
+        wanted = list(dict.fromkeys(job_ids))
+        with self._txn() as conn:
+            writes = Writes(conn, self._s, now)
+            cancelled = reason(ReasonCode.CANCELLED)
+            ended = writes.end_queued(dict.fromkeys(wanted, cancelled), Status.CANCELLED)
+            rest = [job for job in wanted if job not in set(ended)]
+            stopping = dict(
+                conn.execute(
+                    f"UPDATE {self._s}.sched_jobs SET stop = 'cancel',"
+                    " stop_deadline = LEAST(COALESCE(stop_deadline, %s), %s), reason_code = %s,"
+                    " reason_message = %s, reason_detail = '{}' WHERE id = ANY(%s)"
+                    " AND status IN ('admitted', 'running') AND (stop IS NULL OR stop = 'preempt')"
+                    " RETURNING id, status",
+                    (now + grace, now + grace, asked.code.value, asked.message, rest),
+                ).fetchall()
+            )
+            for job in rest:
+                if job in stopping:
+                    writes.event(job, stopping[job], asked)
+            writes.flush()
+            changed = ended + [job for job in rest if job in stopping]
+            return self._select(conn, "WHERE id = ANY(%s)", (changed,)) if changed else []
+
+
+if TYPE_CHECKING:
+    from reconciler.scheduler.store import SchedulerStore
+
+    def _conforms(store: PostgresStore) -> SchedulerStore:
+        return store

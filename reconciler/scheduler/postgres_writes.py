@@ -1,0 +1,202 @@
+"""The PostgreSQL scheduler store's changes, set-wise: one statement per kind of change (unnest of
+arrays, COPY), not one per job. Each guarded as on SQLite: a change to a job that is no longer
+in the status it expects changes nothing. Runs inside the store's write transaction."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from reconciler.scheduler.model import Admit, Preempt, Status
+from reconciler.scheduler.postgres_tables import EVENT_COLUMNS, columns
+from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+from reconciler.scheduler.store import Ended, Started
+
+if TYPE_CHECKING:
+    import psycopg
+
+
+@dataclass
+class Writes:
+    """One write transaction's statements; the history events they make are gathered in order
+    and written by `flush`."""
+
+    conn: psycopg.Connection[Any]
+    s: str  # the quoted schema
+    now: float
+    events: list[tuple[Any, ...]] = field(default_factory=list)
+
+    def copy(self, table: str, names: str, rows: Sequence[Sequence[Any]]) -> None:
+        if not rows:
+            return
+        with (
+            self.conn.cursor() as cursor,
+            cursor.copy(f"COPY {self.s}.{table} ({names}) FROM STDIN") as copy,
+        ):
+            for row in rows:
+                copy.write_row(row)
+
+    def event(self, job: int, status: str, why: Reason) -> None:
+        self.events.append((job, self.now, status, why.code.value, why.message))
+
+    def flush(self) -> None:
+        self.copy("sched_events", EVENT_COLUMNS, self.events)
+        self.events = []
+
+    def _ids(self, sql: str, args: Sequence[Any]) -> set[int]:
+        return {int(row[0]) for row in self.conn.execute(sql, args).fetchall()}
+
+    def admit(self, admits: Sequence[Admit]) -> list[int]:
+        """Queued jobs admitted, with the capacity they hold; the ids admitted."""
+        by_job = {admit.job: admit for admit in admits}
+        done = self._ids(
+            f"UPDATE {self.s}.sched_jobs j SET status = 'admitted', pool = v.pool,"
+            " policy = v.policy, priority = v.priority, worker = v.worker,"
+            " attempt = j.attempt + 1, pid = NULL, admitted_at = %s, claim_until = NULL,"
+            " reason_code = NULL, reason_message = NULL, reason_detail = NULL"
+            " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::bigint[], %s::text[])"
+            " AS v(job, pool, policy, priority, worker)"
+            " WHERE j.id = v.job AND j.status = 'queued' RETURNING j.id",
+            (self.now, *columns(by_job.values(), "job", "pool", "policy", "priority", "worker")),
+        )
+        admitted = [job for job in by_job if job in done]
+        self.copy(
+            "sched_allocations",
+            "job, pool, policy, key, amount",
+            [
+                (job, by_job[job].pool, by_job[job].policy, key, value)
+                for job in admitted
+                for key, value in by_job[job].amounts
+            ],
+        )
+        for job in admitted:
+            admit = by_job[job]
+            on = f" on worker {admit.worker}" if admit.worker else ""
+            via = "" if admit.policy.endswith("/*") else f" via policy {admit.policy}"
+            self.event(
+                job,
+                Status.ADMITTED.value,
+                reason(ReasonCode.ADMITTED, pool=admit.pool, via=via, on=on),
+            )
+        return admitted
+
+    def preempt(self, preempts: Sequence[Preempt], grace: float) -> list[int]:
+        """Stop requests with a deadline for held jobs not already stopping; the ids asked."""
+        preempting: list[int] = []
+        for preempt in preempts:
+            why = reason(ReasonCode.PREEMPTING, preemptor=preempt.preemptor, why=preempt.why)
+            stopped = dict(
+                self.conn.execute(
+                    f"UPDATE {self.s}.sched_jobs SET stop = 'preempt', stop_deadline = %s,"
+                    " preempted_for = %s, reason_code = %s, reason_message = %s,"
+                    " reason_detail = %s WHERE id = ANY(%s) AND status IN ('admitted', 'running')"
+                    " AND stop IS NULL RETURNING id, status",
+                    (self.now + grace, preempt.preemptor, why.code.value, why.message,
+                     why.detail_json(), list(preempt.victims)),
+                ).fetchall()
+            )  # fmt: skip
+            for victim in dict.fromkeys(preempt.victims):
+                if victim in stopped:
+                    self.event(victim, stopped[victim], why)
+                    preempting.append(victim)
+        return preempting
+
+    def claim(self, claims: Mapping[int, float]) -> None:
+        if claims:
+            self.conn.execute(
+                f"UPDATE {self.s}.sched_jobs j SET claim_until = v.until"
+                " FROM unnest(%s::bigint[], %s::float8[]) AS v(job, until)"
+                " WHERE j.id = v.job AND j.status = 'queued'",
+                (list(claims), list(claims.values())),
+            )
+
+    def end_queued(self, ends: Mapping[int, Reason], status: Status) -> list[int]:
+        """Queued jobs ended (rejected, cancelled) with their reasons; the ids ended."""
+        if not ends:
+            return []
+        whys = list(ends.values())
+        ended = self._ids(
+            f"UPDATE {self.s}.sched_jobs j SET status = %s, reason_code = v.code,"
+            " reason_message = v.message, reason_detail = v.detail, finished_at = %s,"
+            " claim_until = NULL FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[])"
+            " AS v(job, code, message, detail)"
+            " WHERE j.id = v.job AND j.status = 'queued' RETURNING j.id",
+            (status.value, self.now, list(ends), [w.code.value for w in whys],
+             [w.message for w in whys], [w.detail_json() for w in whys]),
+        )  # fmt: skip
+        changed = [job for job in ends if job in ended]
+        for job in changed:
+            self.event(job, status.value, ends[job])
+        return changed
+
+    def reasons(self, reasons: Mapping[int, Reason]) -> None:
+        """Write the queued reasons that changed; a new code is also a history event."""
+        if not reasons:
+            return
+        whys = list(reasons.values())
+        new_code = {
+            int(row[0])
+            for row in self.conn.execute(
+                f"UPDATE {self.s}.sched_jobs j SET reason_code = w.code,"
+                " reason_message = w.message, reason_detail = w.detail"
+                " FROM (SELECT v.*, o.reason_code AS old FROM unnest(%s::bigint[], %s::text[],"
+                " %s::text[], %s::text[]) AS v(job, code, message, detail)"
+                f" JOIN {self.s}.sched_jobs o ON o.id = v.job AND o.status = 'queued') AS w"
+                " WHERE j.id = w.job RETURNING j.id, w.old IS DISTINCT FROM w.code",
+                (list(reasons), [w.code.value for w in whys], [w.message for w in whys],
+                 [w.detail_json() for w in whys]),
+            ).fetchall()
+            if row[1]
+        }  # fmt: skip
+        for job, why in reasons.items():
+            if job in new_code:
+                self.event(job, Status.QUEUED.value, why)
+
+    def start(self, batch: Sequence[Started]) -> None:
+        """Distinct jobs' current attempts run as their pids."""
+        done = self._ids(
+            f"UPDATE {self.s}.sched_jobs j SET status = 'running', pid = v.pid,"
+            " started_at = COALESCE(j.started_at, %s) FROM unnest(%s::bigint[],"
+            " %s::bigint[], %s::bigint[]) AS v(job, attempt, pid)"
+            " WHERE j.id = v.job AND j.attempt = v.attempt"
+            " AND j.status IN ('admitted', 'running') RETURNING j.id",
+            (self.now, *columns(batch, "job", "attempt", "pid")),
+        )
+        for start in batch:
+            if start.job in done:
+                code = ReasonCode.ADOPTED if start.adopted else ReasonCode.STARTED
+                self.event(start.job, Status.RUNNING.value,
+                           reason(code, pid=start.pid, attempt=start.attempt))  # fmt: skip
+
+    def end(self, batch: Sequence[Ended]) -> list[int]:
+        """Distinct jobs' current attempts ended and moved on; the ids changed."""
+        whys = [item.ending.reason for item in batch]
+        done = self._ids(
+            f"UPDATE {self.s}.sched_jobs j SET status = v.status, reason_code = v.code,"
+            " reason_message = v.message, reason_detail = v.detail,"
+            " exit_code = v.exit_code, retries_left = v.retries_left,"
+            " finished_at = CASE WHEN v.status = 'queued' THEN NULL ELSE %s END,"
+            " stop = NULL, stop_deadline = NULL, killed = FALSE, pid = NULL,"
+            " worker = CASE WHEN v.status = 'queued' THEN NULL ELSE j.worker END"
+            " FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::text[],"
+            " %s::text[], %s::bigint[], %s::bigint[])"
+            " AS v(job, attempt, status, code, message, detail, exit_code, retries_left)"
+            " WHERE j.id = v.job AND j.attempt = v.attempt"
+            " AND j.status IN ('admitted', 'running') RETURNING j.id",
+            (self.now, [i.job for i in batch], [i.attempt for i in batch],
+             [i.ending.status.value for i in batch], [w.code.value for w in whys],
+             [w.message for w in whys], [w.detail_json() for w in whys],
+             [i.ending.exit_code for i in batch], [i.ending.retries_left for i in batch]),
+        )  # fmt: skip
+        changed = [item.job for item in batch if item.job in done]
+        for item in batch:
+            if item.job in done:
+                self.event(item.job, item.ending.status.value, item.ending.reason)
+        return changed
+
+    def release(self, jobs: Collection[int]) -> None:
+        if jobs:
+            self.conn.execute(
+                f"DELETE FROM {self.s}.sched_allocations WHERE job = ANY(%s)", (list(jobs),)
+            )
