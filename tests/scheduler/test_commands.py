@@ -75,7 +75,7 @@ def test_a_gpu_job_on_a_cpu_worker_pool_is_rejected_and_recorded(run, tmp_path: 
     )
     assert listed["jobs"][0]["reason"]["code"] == "infeasible"
     unknown = run("jobs", "submit", gpu, "--pool", "ww", "--dir", directory)
-    assert unknown.code == 1 and "no pool named ww is applied (did you mean w?)" in unknown.err
+    assert unknown.code == 1 and "no pool named ww is applied (did you mean `w`?)" in unknown.err
 
 
 def test_cancel_queued_at_once_running_after_sigterm_and_a_whole_pool(tmp_path: Path) -> None:

@@ -208,7 +208,7 @@ def test_determined_routing_by_gpu_request() -> None:
 @pytest.mark.parametrize(
     ("job", "code", "words"),
     [
-        ({"pool": "dcc", "gpu": 1}, "unknown_pool", "did you mean dc?"),
+        ({"pool": "dcc", "gpu": 1}, "unknown_pool", "did you mean `dc`?"),
         ({"subject": "qa", "gpu": 1}, "unknown_subject", "no policy for subject qa"),
         ({"pool": "dc", "gpu": 1}, "ambiguous_policy", "dev, prod"),
         ({"subject": "dev", "gpu": 3, "preemptible": False}, "infeasible", "reserved is 2"),
