@@ -48,7 +48,7 @@ class ProviderError(Exception):
 
     def __str__(self) -> str:
         where = f"{self.address}: " if self.address else ""
-        return f"{where}{self.message} ({self.kind.value})"
+        return f"{where}{self.message}"  # the kind is for code, never for people
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,16 @@
 """Typed errors and diagnostics. Every problem a user can cause carries a location.
 
 Only the CLI prints and chooses exit codes; everything below raises these or returns
-`Diagnostic`s.
+`Diagnostic`s. Rendered, each part stays on its line: a name or value quoted in a message cannot
+print a line or a terminal escape of its own (reconciler/printable.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Literal
+
+from reconciler.printable import one_line
 
 Severity = Literal["error", "warning"]
 
@@ -20,8 +23,8 @@ class Location:
 
     def __str__(self) -> str:
         if self.line <= 0:
-            return self.file
-        return f"{self.file}:{self.line}:{self.column}"
+            return one_line(self.file)
+        return f"{one_line(self.file)}:{self.line}:{self.column}"
 
 
 @dataclass(frozen=True)
@@ -38,9 +41,9 @@ class Diagnostic:
 
     def render(self) -> str:
         where = f"{self.location}: " if self.location else ""
-        text = f"{where}{self.severity}: {self.message} [{self.rule}]"
+        text = f"{where}{self.severity}: {one_line(self.message)} [{self.rule}]"
         if self.suggestion:
-            text += f"\n  hint: {self.suggestion}"
+            text += f"\n  hint: {one_line(self.suggestion)}"
         return text
 
 
@@ -55,9 +58,9 @@ class PoolformError(Exception):
 
     def render(self) -> str:
         where = f"{self.location}: " if self.location else ""
-        text = f"{where}error: {self.message}"
+        text = f"{where}error: {one_line(self.message)}"
         if self.hint:
-            text += f"\n  hint: {self.hint}"
+            text += f"\n  hint: {one_line(self.hint)}"
         return text
 
 

@@ -3,75 +3,213 @@ cases stand on. The one place backends are chosen."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import os
-import secrets
+import shlex
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 from providers.protocol import Provider
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
-from state import StateBackend, StateSnapshot
-from state.sqlite import SqliteStateBackend, default_state_path
+from state import StateBackend, StateError, StateSnapshot
+from state.location import Location, open_location, postgres_dsn
+from state.model import LockInfo
+from state.sqlite import default_state_path
 
 
 def state_path(configuration: Configuration) -> Path:
+    """The SQLite state file, absolute: messages name it so that it can be found from anywhere
+    (after `--chdir`, a relative path would be relative to a directory the user is not in)."""
     settings = configuration.cluster.state
+    directory = Path(os.path.abspath(configuration.directory))
     if settings.path:
         path = Path(settings.path)
-        return path if path.is_absolute() else configuration.directory / path
-    return default_state_path(configuration.directory)
+        return path if path.is_absolute() else directory / path
+    return default_state_path(directory)
 
 
-def open_state(configuration: Configuration) -> StateBackend:
-    """The configuration's state backend: SQLite beside it unless the Cluster names another."""
+def state_location(configuration: Configuration) -> Location:
+    """Where the Cluster's `state` settings put the state (SQLite beside it by default)."""
     settings = configuration.cluster.state
-    if settings.backend == "sqlite":
-        return SqliteStateBackend(state_path(configuration))
+    if settings.backend == "postgres":
+        try:
+            dsn = postgres_dsn(settings.dsn)
+        except StateError as exc:
+            raise PoolformError(str(exc)) from None
+        return Location("postgres", dsn=dsn, schema=settings.key or "poolform")
+    if settings.backend == "s3":
+        return Location(
+            "s3",
+            bucket=settings.bucket or "",
+            prefix=settings.key or "poolform",
+            region=settings.region,
+            lease_seconds=settings.lease_seconds,
+        )
+    return Location("sqlite", path=state_path(configuration))
+
+
+def open_state(configuration: Configuration, *, moving: bool = False) -> StateBackend:
+    """The configuration's state backend, as the Cluster's `state` settings name it.
+
+    Opening creates nothing: a state is created by the first command that writes to it. A
+    local state left beside a configuration whose Cluster names a team backend is an error
+    (unless `state migrate` moved it, or is ``moving`` it): two states for one configuration
+    would fork."""
+    location = state_location(configuration)
+    if location.backend != "sqlite" and not moving:
+        _refuse_local_state(configuration, location)
+    return open_location(location, directory=str(configuration.directory))
+
+
+def _refuse_local_state(configuration: Configuration, location: Location) -> None:
+    from state.errors import StateMoved
+    from state.sqlite import SqliteStore
+
+    local = state_path(configuration)
+    if not local.exists():
+        return
+    try:
+        with SqliteStore(local) as store:
+            records = len(store.read_salvaged())
+    except StateMoved:
+        return  # moved to the team backend: what it should be
+    except StateError as exc:
+        records_text = f"unreadable: {exc}"
+    else:
+        records_text = f"{records} resources"
     raise PoolformError(
-        f"the {settings.backend} state backend is not available in this version",
-        hint="use the default sqlite backend (remove `state.backend` from the Cluster)",
+        f"the Cluster keeps its state in {location.backend} at {location.describe()}, but a "
+        f"local state is still at {local} ({records_text})",
+        hint=f"move it there with `poolform state migrate --from {local}`, or, if it is "
+        "stale, move it out of the way",
     )
 
 
 def secret_salt(configuration: Configuration, lineage: str) -> str:
-    """The key that salts hashes of sensitive values. Kept in a 0600 file beside the state, so a
-    plan's JSON (which shows the lineage) gives nothing to guess a short secret against."""
-    path = state_path(configuration).parent / "secret"
-    if not path.exists():
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass  # another process made it first
-        else:
-            with os.fdopen(fd, "w") as handle:
-                handle.write(secrets.token_hex(32))
-    key = path.read_text().strip().encode()
-    return hmac.new(key, lineage.encode(), hashlib.sha256).hexdigest()
+    """The secret that salts hashes of sensitive values, kept in the state backend (never in a
+    plan or in `state pull`), so a plan's JSON gives nothing to guess a short secret against."""
+    backend = open_state(configuration)
+    try:
+        return backend.salt(lineage)
+    finally:
+        backend.close()
 
 
-def open_provider(configuration: Configuration) -> Provider:
-    """The Cluster's provider (local by default), imported only now."""
+def pin_state(configuration: Configuration, lineage: str) -> None:
+    """A saved plan names the state it was made from: when that state was absent (read as a
+    new one), create it now with the plan's lineage and salt, so `apply PLANFILE` finds it."""
+    from state.fresh import fresh_salt
+
+    salt = fresh_salt(lineage)
+    backend = open_state(configuration)
+    try:
+        if salt is not None and not backend.exists():
+            from state import StateSnapshot
+
+            backend.adopt(StateSnapshot(lineage, 0), salt=salt, history=(), objects=())
+    finally:
+        backend.close()
+
+
+def nothing_carries(snapshot: StateSnapshot) -> bool:
+    """True for a state no create ever started from: nothing in any cloud carries its lineage,
+    so there is nothing to refresh (and no provider to open, which may create files)."""
+    return snapshot.serial == 0 and not snapshot.resources and not snapshot.intents
+
+
+def open_provider(configuration: Configuration, backend: StateBackend | None = None) -> Provider:
+    """The Cluster's provider (local by default), imported only now. AWS and GCP keep their
+    control-plane objects in the state backend: ``backend`` when given (a command that writes
+    passes the one it holds the lock on), else one opened here and closed with the provider."""
     from providers.registry import get_provider
 
     cluster = configuration.cluster
+    control = None
+    if cluster.provider in ("aws", "gcp"):
+        from providers.control_plane import StoredControlPlane
+
+        store = backend if backend is not None else open_state(configuration)
+        _adopt_embedded_objects(state_path(configuration).parent, store)
+        control = StoredControlPlane(store, on_close=None if backend is not None else store.close)
     return get_provider(
         cluster.provider,
         cluster.provider_settings,
         state_path(configuration).parent,
         region=cluster.region,
+        control=control,
     )
+
+
+def _adopt_embedded_objects(state_dir: Path, store: StateBackend) -> None:
+    """Before the backend kept them, the AWS and GCP providers kept control-plane objects in the
+    local cloud database beside the state: bring them over once, so none is planned again."""
+    import json
+    import sqlite3
+
+    from state import ControlObject
+
+    embedded = state_dir / "local-cloud.db"
+    if not embedded.exists() or not store.exists() or store.all_objects():
+        return
+    try:
+        with sqlite3.connect(f"file:{embedded}?mode=ro", uri=True) as db:
+            rows = db.execute(
+                "SELECT id, address, lineage, resource_type, attributes, tags FROM objects"
+            ).fetchall()
+    except sqlite3.Error:
+        return  # no objects table: nothing was kept there
+    for object_id, address, lineage, resource_type, attributes, tags in rows:
+        store.put_object(
+            ControlObject(
+                object_id, address, lineage, resource_type, json.loads(attributes), json.loads(tags)
+            )
+        )
 
 
 def read_state(configuration: Configuration, operation: str, lock_timeout: float) -> StateSnapshot:
     """One read of state, under the lock for its duration so no apply is seen half-way."""
-    from state.locking import lock_state
-
     backend = open_state(configuration)
     try:
-        with lock_state(backend, operation, lock_timeout):
+        with hold_lock(backend, operation, lock_timeout, configuration):
             return backend.read()
     finally:
         backend.close()
+
+
+@contextmanager
+def hold_lock(
+    backend: StateBackend, operation: str, timeout: float, configuration: Configuration
+) -> Iterator[None]:
+    """The state lock for the body (state.lock_state). Held by someone else, it is an error
+    that says who holds it and how to wait for it or remove it, naming the configuration's
+    directory: `force-unlock` run anywhere else would look at another state."""
+    from state.errors import StateLocked, lock_is_stale
+    from state.locking import lock_state
+
+    with ExitStack() as held:
+        try:
+            held.enter_context(lock_state(backend, operation, timeout))
+        except StateLocked as locked:
+            raise _locked_error(
+                locked.holder, configuration, lock_is_stale(locked.holder)
+            ) from None
+        yield
+
+
+def _locked_error(holder: LockInfo, configuration: Configuration, stale: bool) -> PoolformError:
+    where = f"--chdir {shlex.quote(os.path.abspath(configuration.directory))}"
+    message = (
+        f"the state is locked by {holder.who} (pid {holder.pid} on {holder.host}) since "
+        f"{holder.created}, for `{holder.operation}`"
+    )
+    if stale:
+        return PoolformError(
+            f"{message}; that process is no longer running",
+            hint=f"the lock is stale: run `poolform force-unlock {holder.lock_id}` with {where}",
+        )
+    return PoolformError(
+        message,
+        hint="wait for it with --lock-timeout (e.g. --lock-timeout 2m); if its holder is gone "
+        f"for good, `poolform force-unlock {holder.lock_id}` with {where} removes the lock",
+    )

@@ -19,17 +19,25 @@ class StateBackendConfig(Strict):
     path: str | None = Field(
         None, description="sqlite: the database file (default .poolform/state.db)."
     )
-    dsn: str | None = spec(None, sensitive=True, description="postgres: connection string.")
+    dsn: str | None = spec(
+        None,
+        sensitive=True,
+        description="postgres: connection string (default POOLFORM_PG_URL, else libpq's PG* "
+        "environment).",
+    )
     bucket: str | None = Field(None, description="s3: the bucket.")
-    key: str | None = Field(None, description="s3: the object key.")
+    key: str | None = Field(
+        None,
+        description="s3: the prefix of the state's objects; postgres: the schema (default "
+        "poolform for both).",
+    )
     region: str | None = None
+    lease_seconds: float = Field(
+        30, ge=1, le=3600, description="s3: how long a lock holder's lease lasts unrenewed."
+    )
 
     @model_validator(mode="after")
     def _complete(self) -> StateBackendConfig:
-        if self.backend == "postgres" and not self.dsn:
-            raise ValueError(
-                "the postgres backend needs `dsn` (use ${env:NAME} to keep it out of the file)"
-            )
         if self.backend == "s3" and not self.bucket:
             raise ValueError("the s3 backend needs `bucket`")
         return self

@@ -1,7 +1,8 @@
 """Quantities with units (`500GB`, `16Gi`, `4000m`) and durations (`30s`, `1m`, `60m`).
 
 Both normalise to plain numbers in base units (bytes, cores, seconds) so that diffs compare
-values, not spellings: `16Gi` and `17179869184` are the same capacity.
+values, not spellings: `16Gi` and `17179869184` are the same capacity. A number read from text
+remembers how it was written (`Written`), so a plan can show `256Gi` rather than 274877906944.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Annotated, Any
 
-from pydantic import BeforeValidator, WithJsonSchema
+from pydantic import PlainValidator, WithJsonSchema
 
 from schemas.base import RESOURCE_KEY_PATTERN, ResourceKey
 
@@ -35,7 +36,10 @@ _SUFFIXES: dict[str, Decimal] = {
     "Ti": Decimal(2) ** 40,
     "Pi": Decimal(2) ** 50,
 }
-_DURATION = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)\s*$")
+# One or more number-and-unit parts, summed: `30s`, `10m`, `1m30s`, `1h 15m`.
+_DURATION_PART = r"[0-9]+(?:\.[0-9]+)?\s*(?:ms|s|m|h|d)"
+_DURATION = re.compile(rf"^\s*(?:{_DURATION_PART}\s*)+$")
+_DURATION_PARTS = re.compile(r"([0-9]+(?:\.[0-9]+)?)\s*(ms|s|m|h|d)")
 _SECONDS = {
     "ms": Decimal("0.001"),
     "s": Decimal(1),
@@ -49,6 +53,24 @@ MAX_QUANTITY = Decimal(10) ** 18
 
 def _number(value: Decimal) -> int | float:
     return int(value) if value == value.to_integral_value() else float(value)
+
+
+class WrittenInt(int):
+    """An int read from text, with the text (`written`): equal to, and serialised as, the int."""
+
+    written: str
+
+
+class WrittenFloat(float):
+    """A float read from text, with the text (`written`)."""
+
+    written: str
+
+
+def _written(value: int | float, text: str) -> int | float:
+    kept = WrittenInt(value) if isinstance(value, int) else WrittenFloat(value)
+    kept.written = text.strip()
+    return kept
 
 
 def parse_quantity(value: Any) -> int | float:
@@ -77,7 +99,7 @@ def parse_quantity(value: Any) -> int | float:
         raise ValueError("a quantity cannot be negative")
     if amount > MAX_QUANTITY:
         raise ValueError(f"{value!r} is larger than any real capacity (limit 10^18)")
-    return _number(amount)
+    return _written(_number(amount), value) if isinstance(value, str) else _number(amount)
 
 
 def parse_duration(value: Any) -> int | float:
@@ -86,17 +108,20 @@ def parse_duration(value: Any) -> int | float:
     if isinstance(value, int | float):
         seconds = Decimal(str(value))
     elif isinstance(value, str):
-        match = _DURATION.match(value)
-        if not match:
+        if not _DURATION.match(value):
             raise ValueError(
-                f"{value!r} is not a duration; use a number and a unit: ms, s, m, h or d"
+                f"{value!r} is not a duration; use numbers with units (ms, s, m, h, d), "
+                "such as 30s, 10m or 1m30s"
             )
-        seconds = Decimal(match.group(1)) * _SECONDS[match.group(2)]
+        seconds = sum(
+            (Decimal(n) * _SECONDS[unit] for n, unit in _DURATION_PARTS.findall(value)),
+            Decimal(0),
+        )
     else:
         raise ValueError(f"expected a duration, got {type(value).__name__}")
     if not seconds.is_finite() or seconds < 0 or seconds > Decimal(10) ** 9:
         raise ValueError(f"{value!r} is out of range for a duration")
-    return _number(seconds)
+    return _written(_number(seconds), value) if isinstance(value, str) else _number(seconds)
 
 
 _QUANTITY_SCHEMA = {
@@ -111,12 +136,13 @@ _QUANTITY_SCHEMA = {
 _DURATION_SCHEMA = {
     "anyOf": [
         {"type": "number", "minimum": 0},
-        {"type": "string", "pattern": r"^\s*[0-9]+(\.[0-9]+)?\s*(ms|s|m|h|d)\s*$"},
+        {"type": "string", "pattern": r"^\s*([0-9]+(\.[0-9]+)?\s*(ms|s|m|h|d)\s*)+$"},
     ]
 }
 
-Quantity = Annotated[int | float, BeforeValidator(parse_quantity), WithJsonSchema(_QUANTITY_SCHEMA)]
-Duration = Annotated[int | float, BeforeValidator(parse_duration), WithJsonSchema(_DURATION_SCHEMA)]
+# Plain validators: the parsed number is kept as returned, `written` and all.
+Quantity = Annotated[int | float, PlainValidator(parse_quantity), WithJsonSchema(_QUANTITY_SCHEMA)]
+Duration = Annotated[int | float, PlainValidator(parse_duration), WithJsonSchema(_DURATION_SCHEMA)]
 
 # Amounts per resource key (a pool's capacity, a policy's reservations): keys checked by the
 # key pattern, here and in the exported schema, so an editor flags `Gpu` as the loader does.

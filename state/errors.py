@@ -8,12 +8,17 @@ import socket
 from state.model import LockInfo
 
 __all__ = [
+    "DamagedRecords",
     "LineageMismatch",
+    "LockLost",
     "LockMismatch",
     "ResourceNotFound",
     "SerialConflict",
+    "StateDamaged",
     "StateError",
     "StateLocked",
+    "StateMoved",
+    "StateUnavailable",
     "describe_lock",
     "lock_is_stale",
 ]
@@ -24,11 +29,53 @@ class StateError(Exception):
 
 
 class StateLocked(StateError):
-    """The state lock is held by someone else; ``holder`` says who, where, when and why."""
+    """The state lock is held by someone else; ``holder`` says who, where, when and why.
 
-    def __init__(self, holder: LockInfo) -> None:
+    ``directory`` (the configuration directory, when known) goes into the force-unlock hint.
+    """
+
+    def __init__(self, holder: LockInfo, *, directory: str = "", detail: str = "") -> None:
         self.holder = holder
-        super().__init__(describe_lock(holder))
+        text = describe_lock(holder, directory=directory)
+        super().__init__(f"{text}; {detail}" if detail else text)
+
+
+class LockLost(StateError):
+    """The lock this process held was taken by another (an expired lease): nothing more may be
+    written, so a holder that lost its lock can never overwrite newer state."""
+
+
+class StateDamaged(StateError):
+    """The state at a location is damaged or is not a poolform state: never a fresh one."""
+
+
+class StateMoved(StateError):
+    """``state migrate`` moved this state elsewhere; ``destination`` says where."""
+
+    def __init__(self, where: str, destination: str) -> None:
+        self.destination = destination
+        super().__init__(
+            f"the state at {where} was moved to {destination} by `poolform state migrate`; "
+            "point the Cluster's `state` settings at it"
+        )
+
+
+class StateUnavailable(StateError):
+    """The backend cannot be reached (server down, connection lost)."""
+
+
+class DamagedRecords(StateError):
+    """Records that cannot be read; ``damaged`` maps each address to what is wrong."""
+
+    def __init__(self, damaged: dict[str, str], location: str) -> None:
+        self.damaged = dict(damaged)
+        names = "; ".join(f"{address}: {why}" for address, why in sorted(damaged.items()))
+        first = min(damaged)
+        super().__init__(
+            f"the state at {location} has {len(damaged)} damaged record(s) ({names}); "
+            f"refusing to plan or apply over it. `poolform state rm {first}` forgets a damaged "
+            "record (the resource itself is not touched; `poolform import` takes it back)"
+        )
 
 
 class LineageMismatch(StateError):
@@ -65,7 +112,7 @@ class LockMismatch(StateError):
     """An unlock named a lock ID that is not the one currently held."""
 
 
-def describe_lock(info: LockInfo) -> str:
+def describe_lock(info: LockInfo, *, directory: str = "") -> str:
     """One human-readable sentence naming the lock holder, for error messages."""
     text = (
         f"the state is locked by {info.who} (pid {info.pid} on {info.host}) since "
@@ -78,7 +125,8 @@ def describe_lock(info: LockInfo) -> str:
     if lock_is_stale(info):
         text += (
             "; the holding process is no longer running, so the lock is stale: "
-            f"run `poolform force-unlock {info.lock_id}` to remove it"
+            f"run `poolform force-unlock {info.lock_id}{f' --dir {directory}' if directory else ''}`"
+            " to remove it"
         )
     return text
 

@@ -15,21 +15,40 @@
 
 ``resources`` and ``intents`` are sorted by address. ``intents`` may be omitted on input; a
 record's ``resource_type`` is read from ``kind`` in documents written before it was renamed.
+``salt_check`` (optional) identifies the salt the sensitive values were hashed with, without
+revealing it, so a push onto a state salted otherwise is refused instead of planning a
+replacement of every sensitive resource.
+
+A pushed document is checked field by field before anything is written: wrong shapes, nulls
+where a value is required, serials outside 0..2^63-1, NaN, and nesting deeper than 64 levels are
+refused with the field named.
 """
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 from typing import Any
 
 from state.errors import StateError
 from state.model import CreateIntent, ResourceRecord, StateSnapshot
+from state.records import (
+    MAX_DEPTH,
+    MAX_SERIAL,
+    check_depth,
+    check_text,
+    dump_json,
+    encode_record,
+)
 
 __all__ = [
     "FORMAT_VERSION",
     "dump_attributes",
+    "parse_document",
     "record_from_dict",
     "record_to_dict",
+    "salt_check",
     "snapshot_from_json",
     "snapshot_to_json",
 ]
@@ -39,10 +58,28 @@ FORMAT_VERSION = 1
 
 def dump_attributes(value: object, *, what: str) -> str:
     """Canonical JSON text of ``value``; StateError when it is not JSON-serialisable."""
+    return dump_json(value, what=what)
+
+
+def salt_check(salt: str) -> str:
+    """A short value that tells two salts apart and reveals nothing of either."""
+    return hmac.new(salt.encode(), b"poolform salt check", hashlib.sha256).hexdigest()[:16]
+
+
+def _refuse_constant(name: str) -> None:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_document(text: str, where: str) -> Any:
+    """JSON text -> value; StateError for invalid JSON, NaN/Infinity or absurd nesting."""
     try:
-        return json.dumps(value, sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise StateError(f"{what} is not JSON-serialisable: {exc}") from exc
+        value = json.loads(text, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise StateError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:
+        raise StateError(f"{where}: not a state document: {exc}") from None
+    check_depth(value, where, MAX_DEPTH + 4)  # the document's own levels around attributes
+    return value
 
 
 def record_to_dict(record: ResourceRecord) -> dict[str, Any]:
@@ -61,15 +98,24 @@ def _require(doc: dict[str, Any], key: str, typ: type | tuple[type, ...], where:
     if key not in doc:
         raise StateError(f"{where}: missing field {key!r}")
     value = doc[key]
+    if value is None:
+        raise StateError(f"{where}: field {key!r} is null")
     if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
         raise StateError(f"{where}: field {key!r} has the wrong type ({type(value).__name__})")
+    return value
+
+
+def _count(doc: dict[str, Any], key: str, where: str, upper: int) -> int:
+    value: int = _require(doc, key, int, where)
+    if not 0 <= value <= upper:
+        raise StateError(f"{where}: field {key!r} is {value}, outside 0..{upper}")
     return value
 
 
 def record_from_dict(doc: Any, where: str = "resource") -> ResourceRecord:
     if not isinstance(doc, dict):
         raise StateError(f"{where}: expected an object")
-    address = _require(doc, "address", str, where)
+    address = check_text(_require(doc, "address", str, where), f"{where} address")
     where = f"resource {address!r}"
     provider_ids = doc.get("provider_ids", {})
     dependencies = doc.get("dependencies", [])
@@ -85,22 +131,27 @@ def record_from_dict(doc: Any, where: str = "resource") -> ResourceRecord:
         raise StateError(f"{where}: tainted must be true or false")
     if not isinstance(schema_version, int) or isinstance(schema_version, bool):
         raise StateError(f"{where}: schema_version must be an integer")
-    return ResourceRecord(
+    if not 0 <= schema_version < 2**31:
+        raise StateError(f"{where}: schema_version {schema_version} is out of range")
+    resource_type = _require(doc, "resource_type" if "resource_type" in doc else "kind", str, where)
+    record = ResourceRecord(
         address=address,
-        resource_type=_require(
-            doc, "resource_type" if "resource_type" in doc else "kind", str, where
-        ),
+        resource_type=check_text(resource_type, f"{where} resource_type"),
         attributes=_require(doc, "attributes", dict, where),
         provider_ids=dict(provider_ids),
         dependencies=tuple(dependencies),
         tainted=tainted,
         schema_version=schema_version,
     )
+    encode_record(record)  # nesting, NaN, lone surrogates: refused here, not when stored
+    return record
 
 
-def snapshot_to_json(snapshot: StateSnapshot) -> dict[str, Any]:
-    """The pull document of ``snapshot``."""
+def snapshot_to_json(snapshot: StateSnapshot, *, salt: str | None = None) -> dict[str, Any]:
+    """The pull document of ``snapshot`` (with the check value of ``salt`` when given)."""
+    extra = {"salt_check": salt_check(salt)} if salt is not None else {}
     return {
+        **extra,
         "format_version": FORMAT_VERSION,
         "lineage": snapshot.lineage,
         "serial": snapshot.serial,
@@ -121,24 +172,25 @@ def snapshot_from_json(doc: Any) -> StateSnapshot:
         raise StateError(
             f"state document: format_version {version} is not supported (expected {FORMAT_VERSION})"
         )
-    lineage = _require(doc, "lineage", str, "state document")
-    serial = _require(doc, "serial", int, "state document")
+    lineage = check_text(_require(doc, "lineage", str, "state document"), "state document lineage")
+    serial = _count(doc, "serial", "state document", MAX_SERIAL)
     resources = _require(doc, "resources", list, "state document")
     records = [record_from_dict(r, f"resources[{n}]") for n, r in enumerate(resources)]
     addresses = [r.address for r in records]
     if len(set(addresses)) != len(addresses):
         raise StateError("state document: duplicate resource addresses")
-    for record in records:
-        dump_attributes(record.attributes, what=f"resource {record.address!r} attributes")
     intents: dict[str, CreateIntent] = {}
-    for n, item in enumerate(doc.get("intents", [])):
+    items = doc.get("intents", [])
+    if not isinstance(items, list):
+        raise StateError("state document: field 'intents' must be a list")
+    for n, item in enumerate(items):
         where = f"intents[{n}]"
         if not isinstance(item, dict):
             raise StateError(f"{where}: expected an object")
         intent = CreateIntent(
-            address=_require(item, "address", str, where),
-            token=_require(item, "token", str, where),
-            created=_require(item, "created", str, where),
+            address=check_text(_require(item, "address", str, where), f"{where} address"),
+            token=check_text(_require(item, "token", str, where), f"{where} token"),
+            created=check_text(_require(item, "created", str, where), f"{where} created"),
         )
         intents[intent.address] = intent
     return StateSnapshot.from_records(lineage, serial, records, intents)

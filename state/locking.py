@@ -1,8 +1,13 @@
-"""Lock helpers shared by backends, and the ``lock_state`` context manager."""
+"""Lock helpers shared by backends: the wait for a held lock, and ``lock_state``.
+
+The wait is tenacity's (the project's one retry library), with the clock and the sleep
+injected so tests drive it with a fake clock instead of real time.
+"""
 
 from __future__ import annotations
 
 import getpass
+import logging
 import os
 import socket
 import time
@@ -11,13 +16,31 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
+import tenacity
+
 from state.errors import StateLocked
 from state.model import LockInfo
-from state.protocol import StateBackend
+from state.protocol import Locker
 
-__all__ = ["acquire_polling", "default_who", "lock_state", "new_lock_info", "utc_now"]
+__all__ = [
+    "POLL_INTERVAL",
+    "Clock",
+    "Sleep",
+    "default_who",
+    "lock_state",
+    "new_lock_info",
+    "utc_now",
+    "wait_for_lock",
+]
 
 POLL_INTERVAL = 0.05  # seconds between attempts while waiting for a held lock
+
+Clock = Callable[[], float]
+Sleep = Callable[[float], None]
+
+# Where a takeover notice goes when the caller gives no `notify`: a warning on the "poolform"
+# logger, which reaches stderr even when the application configured no logging.
+logger = logging.getLogger("poolform.state")
 
 
 def utc_now() -> str:
@@ -50,31 +73,55 @@ def new_lock_info(
     )
 
 
-def acquire_polling(
-    try_once: Callable[[], LockInfo], timeout: float, poll: float = POLL_INTERVAL
+def wait_for_lock(
+    try_once: Callable[[], LockInfo],
+    timeout: float,
+    *,
+    clock: Clock = time.monotonic,
+    sleep: Sleep = time.sleep,
+    poll: float = POLL_INTERVAL,
 ) -> LockInfo:
-    """Call ``try_once`` until it stops raising ``StateLocked`` or ``timeout`` seconds pass."""
-    deadline = time.monotonic() + max(timeout, 0.0)
-    while True:
-        try:
-            return try_once()
-        except StateLocked:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise
-            time.sleep(min(poll, remaining))
+    """Call ``try_once`` until it stops raising ``StateLocked`` or ``timeout`` seconds (on
+    ``clock``) have passed; then the last ``StateLocked`` is raised."""
+    start = clock()
+    deadline = start + max(timeout, 0.0)
+
+    def out_of_time(_: tenacity.RetryCallState) -> bool:
+        return clock() >= deadline
+
+    def until_next(_: tenacity.RetryCallState) -> float:
+        return max(0.0, min(poll, deadline - clock()))
+
+    retrying = tenacity.Retrying(
+        retry=tenacity.retry_if_exception_type(StateLocked),
+        stop=out_of_time,
+        wait=until_next,
+        sleep=sleep,
+        reraise=True,
+    )
+    result: LockInfo = retrying(try_once)
+    return result
 
 
 @contextmanager
 def lock_state(
-    backend: StateBackend, operation: str, timeout: float = 0, *, who: str | None = None
+    backend: Locker,
+    operation: str,
+    timeout: float = 0,
+    *,
+    who: str | None = None,
+    notify: Callable[[str], None] | None = None,
 ) -> Iterator[LockInfo]:
     """Hold the state lock for the body; release it on every exit path.
 
-    The lock is released on normal exit, on exceptions and on ``KeyboardInterrupt``/
-    ``SystemExit``. When the body raised, a failure to release never hides the body's error.
+    When the lock was taken over from a holder that died, ``notify`` (default: a warning on the
+    ``poolform.state`` logger, shown on stderr) gets the one-line notice. The lock is released on
+    normal exit, on exceptions and on ``KeyboardInterrupt``/``SystemExit``; when the body
+    raised, a failure to release never hides the body's error.
     """
     info = backend.lock(operation, timeout=timeout, who=who)
+    if info.notice:
+        (notify or logger.warning)(info.notice)
     try:
         yield info
     except BaseException as body_error:

@@ -8,6 +8,7 @@ from types import MappingProxyType
 from typing import Any
 
 __all__ = [
+    "ControlObject",
     "CreateIntent",
     "HistoryEntry",
     "LockInfo",
@@ -54,6 +55,26 @@ class LockInfo:
     created: str
     path: str = ""
     info: str = ""
+    # Not stored: one line for the user when taking the lock meant taking over from a holder
+    # that died without releasing it (the CLI shows it; see state.locking.lock_state).
+    notice: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ControlObject:
+    """A control-plane object (resource pool, subject policy, compute config) kept by the state
+    backend for the clouds that have no such object of their own (AWS, GCP).
+
+    ``token`` is the idempotency token of the call that made it: a retried create finds it.
+    """
+
+    object_id: str
+    address: str
+    lineage: str
+    resource_type: str
+    attributes: dict[str, Any] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    token: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,15 +94,19 @@ class StateSnapshot:
     """A consistent view of the state at one serial.
 
     ``resources`` and ``intents`` are read-only mappings keyed by address, ordered by address.
-    Iterating the snapshot yields its records in sorted address order.
+    Iterating the snapshot yields its records in sorted address order. ``damaged`` names the
+    records that could not be read (address -> what is wrong); only a salvaging read
+    (``StateStore.read_salvaged``) returns any, so that state commands can show and drop them.
     """
 
     lineage: str
     serial: int
     resources: Mapping[str, ResourceRecord] = field(default_factory=dict)
     intents: Mapping[str, CreateIntent] = field(default_factory=dict)
+    damaged: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "damaged", MappingProxyType(dict(sorted(self.damaged.items()))))
         for name in ("resources", "intents"):
             value: Mapping[str, Any] = getattr(self, name)
             wrong = next((key for key, item in value.items() if item.address != key), None)

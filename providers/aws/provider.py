@@ -20,8 +20,9 @@ instances waits for them (capacity_timeout), so a launch the cloud refuses is re
 CAPACITY error with the cloud's message.
 
 Control-plane resources (compute_config, resource_pool, subject_policy) are poolform's own
-objects, not AWS resources: an embedded LocalProvider keeps them beside the state whatever the
-cloud, and list/read merge them in.
+objects, not AWS resources: the state backend's control-plane store keeps them (so every runner
+sharing the backend sees them; without one, the SQLite state in `state_dir` keeps them),
+and list/read merge them in.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from providers.local import LocalProvider
+from providers.control_plane import StoredControlPlane
 from providers.ownership import check_importable
 from providers.protocol import (
     TAG_ADDRESS,
@@ -83,6 +84,7 @@ class AwsProvider:
         region: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
+        control: StoredControlPlane | None = None,
     ):
         self.settings = AwsSettings.parse(settings or {})
         self.clients = AwsClients(region, self.settings.max_attempts)
@@ -97,8 +99,7 @@ class AwsProvider:
             sleep=sleep,
             clock=clock,
         )
-        # environ={}: the local provider's fault knobs must not leak into AWS runs.
-        self.local = LocalProvider(settings={}, state_dir=state_dir, environ={})
+        self.control = control or StoredControlPlane.beside(Path(state_dir))
 
     # -- reading -------------------------------------------------------------------------------
 
@@ -109,7 +110,9 @@ class AwsProvider:
         latest = self.reader.latest_versions(set(templates) | used, sweep=True)
         loose = [t for t in templates if t not in used]
         observed = assemble(self.reader, groups, templates, latest, loose)
-        observed += [o for o in self.local.list(lineage) if o.resource_type in CONTROL_PLANE_TYPES]
+        observed += [
+            o for o in self.control.list(lineage) if o.resource_type in CONTROL_PLANE_TYPES
+        ]
         return _sorted(observed)
 
     def read(self, refs: Sequence[ResourceRef]) -> builtins.list[Observed]:
@@ -123,14 +126,14 @@ class AwsProvider:
         latest = self.reader.latest_versions(used | set(templates), sweep=False)
         observed = assemble(self.reader, groups, templates, latest, loose)
         if control:
-            observed += self.local.read(control)
+            observed += self.control.read(control)
         return _sorted(observed)
 
     # -- changing ------------------------------------------------------------------------------
 
     def create(self, spec: ResourceSpec) -> Observed:
         if spec.resource_type in CONTROL_PLANE_TYPES:
-            return self.local.create(spec)
+            return self.control.create(spec)
         shape, request = self._request(spec, spec.tags())
         name = resource_name(spec.lineage, spec.address, spec.token)
         placement = self.groups.placement(request, spec.address)
@@ -150,7 +153,7 @@ class AwsProvider:
 
     def update(self, spec: ResourceSpec, ids: Mapping[str, str]) -> Observed:
         if spec.resource_type in CONTROL_PLANE_TYPES:
-            return self.local.update(spec, ids)
+            return self.control.update(spec, ids)
         shape = shape_of(spec, catalog_only=False)
         launch = Launch(shape.instance_type, shape.market)
         group = self._group(spec.address, ids)
@@ -162,7 +165,7 @@ class AwsProvider:
 
     def replace(self, spec: ResourceSpec, ids: Mapping[str, str], rolling: RollingSpec) -> Observed:
         if spec.resource_type in CONTROL_PLANE_TYPES:
-            return self.local.replace(spec, ids, rolling)
+            return self.control.replace(spec, ids, rolling)
         try:
             group = self._group(spec.address, ids)
         except ProviderError as error:
@@ -207,7 +210,7 @@ class AwsProvider:
 
     def delete(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
         if resource_type in CONTROL_PLANE_TYPES:
-            self.local.delete(address, resource_type, ids)
+            self.control.delete(address, resource_type, ids)
             return
         existed = False
         if ids.get("group"):
@@ -222,7 +225,7 @@ class AwsProvider:
         self, address: str, resource_type: str, provider_id: str, tags: Mapping[str, str]
     ) -> Observed:
         if resource_type in CONTROL_PLANE_TYPES:
-            return self.local.import_resource(address, resource_type, provider_id, tags)
+            return self.control.import_resource(address, resource_type, provider_id, tags)
         group = self._group(address, {"group": provider_id})
         own = tags_of(group.get("Tags"))
         named = own.get(TAG_ADDRESS)
@@ -245,7 +248,7 @@ class AwsProvider:
 
     def forget(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
         if resource_type in CONTROL_PLANE_TYPES:
-            self.local.forget(address, resource_type, ids)
+            self.control.forget(address, resource_type, ids)
             return
         group = self.groups.find(ids["group"], address) if ids.get("group") else None
         template_id = ids.get("template") or (group_template(group)[0] if group else None)
@@ -257,7 +260,7 @@ class AwsProvider:
 
     def close(self) -> None:
         self.clients.close()
-        self.local.close()
+        self.control.close()
 
     # -- helpers -------------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ class Clients:
         options = ClientOptions(api_endpoint=settings.endpoint) if settings.endpoint else None
         credentials: Credentials | None = None
         if settings.endpoint and settings.endpoint.startswith("http://"):
-            credentials = AnonymousCredentials()
+            credentials = AnonymousCredentials()  # type: ignore[no-untyped-call]
         with translating():  # no default credentials -> a PERMANENT error with the fix
 
             def make(cls: Any) -> Any:

@@ -3,8 +3,8 @@
 A machine type (and a worker pool) is an instance template plus a regional managed instance
 group with a mode-OFF autoscaler holding its bounds (see groups.py, template.py, names.py).
 Control-plane resources (compute configs, resource pools, subject policies) are poolform's own
-objects, not GCE's: they live in an embedded local provider beside the state, and `list` /
-`read` merge both.
+objects, not GCE's: they live in the state backend's control-plane store (without one, in an
+embedded local provider beside the state), and `list` / `read` merge both.
 
 `api_calls` counts every request sent to GCE by REST method name (`instances.aggregatedList`,
 `regionOperations.wait`, ...), retries included.
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from providers.catalog import CATALOG
-from providers.local import LocalProvider
+from providers.control_plane import StoredControlPlane
 from providers.ownership import check_importable
 from providers.protocol import (
     TAG_LINEAGE,
@@ -54,6 +54,7 @@ class GcpProvider:
         region: str | None = None,
         environ: Mapping[str, str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        control: StoredControlPlane | None = None,
     ):
         environ = os.environ if environ is None else environ
         self.settings = GcpSettings.parse(settings or {}, region, environ)
@@ -62,7 +63,7 @@ class GcpProvider:
         waiter = OperationWaiter(self.clients, self.boundary, self.settings, sleep=sleep)
         self.compute = Compute(self.clients, self.boundary, waiter, self.settings)
         self.groups = Groups(self.compute, self.settings, sleep=sleep)
-        self.control = LocalProvider(settings={}, state_dir=state_dir, environ={})
+        self.control = control or StoredControlPlane.beside(Path(state_dir))
 
     @property
     def api_calls(self) -> Counter[str]:

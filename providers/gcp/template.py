@@ -45,7 +45,9 @@ def camel(key: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
-def template_body(spec: ResourceSpec, shape: Shape, settings: GcpSettings, name: str) -> dict:
+def template_body(
+    spec: ResourceSpec, shape: Shape, settings: GcpSettings, name: str
+) -> dict[str, Any]:
     """The InstanceTemplate as JSON (camelCase), ready for `InstanceTemplate.from_json`."""
     config = shape.template_config or {}
     advanced = dict(config.get("advanced_instance_config") or {})

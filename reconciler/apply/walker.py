@@ -43,6 +43,13 @@ class _Progress:
     skipped: dict[ChangeKey, ChangeKey] = field(default_factory=dict)
 
 
+def _failure(error: BaseException, key: ChangeKey) -> str:
+    """What went wrong, in words, without the address the event already carries."""
+    if not isinstance(error, ProviderError):
+        return f"{type(error).__name__}: {error}"
+    return error.message if error.address in (None, key.address) else str(error)
+
+
 def _with_retries(
     change: ResourceChange,
     execute: Callable[[ResourceChange], None],
@@ -137,11 +144,7 @@ def walk_plan(
                                 ready.append(nxt)
                         ready.sort(key=order.__getitem__)
                     else:
-                        message = (
-                            str(error)
-                            if isinstance(error, ProviderError)
-                            else f"{type(error).__name__}: {error}"
-                        )
+                        message = _failure(error, key)
                         result.failed[key] = message
                         emit(
                             {

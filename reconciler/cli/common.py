@@ -15,7 +15,8 @@ from pathlib import Path
 
 import click
 
-from reconciler.errors import PoolformError
+from reconciler.errors import Cancelled, PoolformError
+from reconciler.printable import one_line, printable
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -28,40 +29,76 @@ lock_timeout_option = click.option(
     "--lock-timeout",
     default="0s",
     show_default=True,
-    help="How long to wait for the state lock (e.g. 30s, 2m).",
+    metavar="DURATION",
+    help="How long to wait for the state lock held by another run (e.g. 30s, 2m, 1m30s).",
 )
 
 
 def parse_timeout(text: str) -> float:
+    """A `--lock-timeout`: a duration as the configuration takes them (`30s`, `2m`, `1m30s`),
+    or a bare number of seconds."""
     from schemas.quantities import parse_duration
 
     try:
-        return float(parse_duration(text))
+        return float(parse_duration(float(text) if _is_number(text) else text))
     except ValueError as exc:
         raise PoolformError(f"--lock-timeout: {exc}") from None
 
 
-def terminal_confirm(auto_approve: bool) -> Callable[[str], bool]:
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip().replace(".", "", 1).isdigit()
+
+
+NO_TERMINAL_HINTS = {
+    "apply": "review with `poolform plan -out FILE`, then apply exactly that plan with "
+    "`poolform apply FILE` (or pass --auto-approve)",
+    "destroy": "review with `poolform plan --destroy -out FILE`, then apply exactly that plan "
+    "with `poolform apply FILE` (or pass --auto-approve)",
+    "apply --refresh-only": "review with `poolform plan --refresh-only`, then pass --auto-approve",
+}
+
+
+def terminal_confirm(auto_approve: bool, command: str = "apply") -> Callable[[str], bool]:
     """The `confirm` a use case asks: yes with --auto-approve, else only a typed `yes` on a
-    terminal. Without a terminal there is no one to ask: an error that says what to do."""
+    terminal (anything else, `y` included, cancels). Without a terminal there is no one to
+    ask: an error that says how `command` is run unattended."""
 
     def confirm(question: str) -> bool:
         if auto_approve:
             return True
         if not sys.stdin.isatty():
             raise PoolformError(
-                f"{question} needs confirmation and there is no terminal to ask on",
-                hint="review with `poolform plan`, then pass --auto-approve "
-                "(or apply a saved plan)",
+                f"`poolform {command}` needs confirmation to {question}, and there is no "
+                "terminal to ask on",
+                hint=NO_TERMINAL_HINTS.get(command, "pass --auto-approve"),
             )
         answer = click.prompt(
             f"\nDo you want to {question}? Only 'yes' will be accepted",
             default="",
             show_default=False,
-        )
-        return bool(answer.strip() == "yes")
+        ).strip()
+        if answer != "yes" and answer.lower() in ("y", "ye", "yes", "yeah", "ok"):
+            click.echo(f"Only 'yes' is accepted, not {answer!r}.", err=True)
+        return bool(answer == "yes")
 
     return confirm
+
+
+# The optional dependencies (pyproject's extras) by the top-level module a missing one names.
+EXTRAS = {"boto3": "aws", "botocore": "aws", "google": "gcp", "psycopg": "postgres"}
+
+
+def missing_extra(error: ModuleNotFoundError) -> str | None:
+    """What to install when a cloud SDK or driver is missing, or None for any other module."""
+    module = (error.name or "").split(".", 1)[0]
+    extra = EXTRAS.get(module)
+    if extra is None:
+        return None
+    return f"{error.name} is not installed: run `pip install 'poolform[{extra}]'`"
 
 
 def _interrupted(error: BaseException) -> bool:
@@ -85,8 +122,14 @@ def exit_code_for(error: BaseException, *, debug: bool) -> int:
         return EXIT_INTERRUPTED
     if debug and not isinstance(error, click.ClickException | click.exceptions.Abort):
         traceback.print_exception(error)
+    if isinstance(error, Cancelled):  # the user said no: not an error of theirs or ours
+        click.echo(f"{error.message}.", err=True)
+        return EXIT_ERROR
     if isinstance(error, PoolformError):
         click.echo(error.render(), err=True)
+        return EXIT_ERROR
+    if isinstance(error, ModuleNotFoundError) and missing_extra(error) is not None:
+        click.echo(f"error: {missing_extra(error)}", err=True)
         return EXIT_ERROR
     if isinstance(error, click.exceptions.Abort):
         click.echo("error: aborted", err=True)
@@ -99,10 +142,11 @@ def exit_code_for(error: BaseException, *, debug: bool) -> int:
     from state.errors import StateError
 
     if isinstance(error, StateError | ProviderError):
-        click.echo(f"error: {error}", err=True)
+        click.echo(printable(f"error: {error}"), err=True)
         return EXIT_ERROR
     click.echo(
-        f"internal error: {type(error).__name__}: {error} (run with --debug for details)",
+        f"internal error: {type(error).__name__}: {one_line(str(error))} "
+        "(run with --debug for details)",
         err=True,
     )
     return EXIT_ERROR

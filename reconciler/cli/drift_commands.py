@@ -27,5 +27,5 @@ def drift(directory: Path, as_json: bool, as_markdown: bool, lock_timeout: str) 
     if as_json and as_markdown:
         raise PoolformError("choose one of --json and --markdown")
     report = detect_drift(directory, lock_timeout=parse_timeout(lock_timeout))
-    emit_drift(report, as_json, as_markdown)
+    emit_drift(report, as_json, as_markdown, label=str(directory))
     return EXIT_CHANGES if report.has_drift else EXIT_OK

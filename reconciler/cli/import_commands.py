@@ -92,7 +92,7 @@ def local_terminate(instance_id: str, directory: Path) -> None:
 
 @local.command("change-template")
 @click.argument("address")
-@click.option("--instance-type", required=True)
+@click.option("--instance-type", required=True, help="The instance type to set.")
 @DIR_OPTION
 def local_change_template(address: str, instance_type: str, directory: Path) -> None:
     """Change a machine type's launch template by hand."""

@@ -1,25 +1,40 @@
 """`poolform`: the command group. Each command module parses its arguments, calls a use case
 (reconciler/usecases), and renders the result; errors become messages and exit codes in one
-place (reconciler/cli/common.py)."""
+place (reconciler/cli/common.py). Terraform's spellings are rewritten before parsing
+(spellings.py); `--chdir` and `--no-color` are given to every command (global_options.py)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 
 import click
 
+from reconciler.cli.about_commands import completion, version
 from reconciler.cli.apply_commands import apply, destroy
 from reconciler.cli.common import EXIT_OK, exit_code_for
 from reconciler.cli.config_commands import effective, fmt, schema, validate
 from reconciler.cli.drift_commands import drift
+from reconciler.cli.global_options import everywhere
 from reconciler.cli.import_commands import import_, local
 from reconciler.cli.plan_commands import graph, plan, show
 from reconciler.cli.scheduler_commands import jobs, pools, scheduler
+from reconciler.cli.spellings import terraform_spellings
 from reconciler.cli.state_commands import force_unlock, state
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
+class PoolformGroup(click.Group):
+    """The command group, reading Terraform's spellings as poolform's."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, terraform_spellings(args))
+
+
+@click.group(
+    cls=PoolformGroup,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
 @click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
 @click.version_option(package_name="poolform", prog_name="poolform")
 @click.pass_context
@@ -45,16 +60,22 @@ cli.add_command(local)
 cli.add_command(jobs)
 cli.add_command(pools)
 cli.add_command(scheduler)
+cli.add_command(version)
+cli.add_command(completion)
+everywhere(cli)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    started_in = os.getcwd()  # --chdir moves the process; a caller of main() gets it back
     try:
         result = cli.main(args=args, prog_name="poolform", standalone_mode=False)
     except BaseException as error:  # the last boundary: never a bare traceback
         if isinstance(error, SystemExit):
             raise
         return exit_code_for(error, debug="--debug" in args)
+    finally:
+        os.chdir(started_in)
     return result if isinstance(result, int) else EXIT_OK
 
 

@@ -8,14 +8,19 @@ from pathlib import Path
 import click
 
 from reconciler.cli.common import DIR, EXIT_CHANGES, EXIT_OK, lock_timeout_option, parse_timeout
-from reconciler.cli.output import emit_drift, emit_plan
+from reconciler.cli.output import commit_from_ci, describe_saved, emit_drift, emit_plan
 from reconciler.errors import PoolformError
+from reconciler.printable import one_line
 
 
 @click.command()
 @DIR
 @click.option(
-    "-out", "--out", "out", type=click.Path(path_type=Path), help="Save the plan for `apply`."
+    "--out",
+    "out",
+    metavar="FILE",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Save the plan in FILE for `poolform apply FILE`.",
 )
 @click.option("--json", "as_json", is_flag=True, help="The plan as JSON (format_version 1.0).")
 @click.option(
@@ -36,6 +41,18 @@ from reconciler.errors import PoolformError
     "--replace", "replace", multiple=True, metavar="ADDR", help="Force ADDR to be replaced."
 )
 @lock_timeout_option
+@click.option(
+    "--label",
+    metavar="TEXT",
+    help="What the plan is for (e.g. the pull request): kept in the -out file, shown by show "
+    "and apply, and the Markdown comment's marker (default: the directory).",
+)
+@click.option(
+    "--commit",
+    metavar="SHA",
+    help="The commit the configuration is at, stated in the Markdown and kept in the -out "
+    "file (default: $GITHUB_SHA or $CI_COMMIT_SHA).",
+)
 def plan(
     directory: Path,
     out: Path | None,
@@ -48,9 +65,12 @@ def plan(
     targets: tuple[str, ...],
     replace: tuple[str, ...],
     lock_timeout: str,
+    label: str | None,
+    commit: str | None,
 ) -> int:
     """Show what apply would change: create, update in place, replace or delete."""
     from reconciler.plan import PlanOptions
+    from reconciler.render.markdown import Provenance
     from reconciler.usecases.drifting import detect_drift
     from reconciler.usecases.planning import plan_configuration, save_plan
 
@@ -63,7 +83,7 @@ def plan(
                 "--target, --replace or --no-refresh (run `poolform apply --refresh-only`)"
             )
         report = detect_drift(directory, lock_timeout=parse_timeout(lock_timeout))
-        emit_drift(report, as_json, as_markdown)
+        emit_drift(report, as_json, as_markdown, label=label or str(directory))
         if report.drifted and not as_json:
             click.echo("\n`poolform apply --refresh-only` would record these values in state.")
         return EXIT_CHANGES if detailed_exitcode and report.has_drift else EXIT_OK
@@ -71,12 +91,15 @@ def plan(
     planned = plan_configuration(
         directory, options, environ=os.environ, lock_timeout=parse_timeout(lock_timeout)
     )
-    emit_plan(planned.plan, as_json, as_markdown)
+    commit = commit or commit_from_ci(os.environ)
+    provenance = Provenance(label or str(directory), commit)
+    emit_plan(planned.plan, as_json, as_markdown, plan_file=out, provenance=provenance)
     if out is not None:
-        save_plan(planned, out)
+        save_plan(planned, out, label=label, commit=commit)
         if not as_json:
+            what = f"the plan for {one_line(label)}" if label else "the plan"
             click.echo(
-                f"\nSaved the plan to {out}. Apply exactly these steps with: poolform apply {out}",
+                f"\nSaved {what} to {out}. Apply exactly these steps with: poolform apply {out}",
                 err=as_markdown,
             )
     return EXIT_CHANGES if detailed_exitcode and planned.plan.has_changes else EXIT_OK
@@ -84,26 +107,44 @@ def plan(
 
 @click.command()
 @click.argument("planfile", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True)
-@click.option("--markdown", "as_markdown", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="The plan as JSON (format_version 1.0).")
+@click.option(
+    "--markdown", "as_markdown", is_flag=True, help="The plan as Markdown for a pull request."
+)
 def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
-    """Render a saved plan."""
+    """Render a saved plan, with what it was made for (its --label) and from."""
+    from reconciler.render.markdown import Provenance
     from reconciler.usecases.planning import read_saved_plan
 
-    emit_plan(read_saved_plan(planfile), as_json, as_markdown)
+    saved = read_saved_plan(planfile)
+    provenance = Provenance(saved.label or str(saved.directory), saved.commit)
+    if not as_json and not as_markdown:
+        click.echo(f"{describe_saved(saved)}\n")
+    emit_plan(saved.plan, as_json, as_markdown, plan_file=planfile, provenance=provenance)
 
 
 @click.command()
 @DIR
 @click.option(
-    "--format", "fmt", type=click.Choice(["mermaid", "dot"]), default="mermaid", show_default=True
+    "--format",
+    "fmt",
+    type=click.Choice(["mermaid", "dot"]),
+    default="mermaid",
+    show_default=True,
+    help="Mermaid (for Markdown) or Graphviz DOT.",
 )
-@click.option("--destroy", is_flag=True)
-def graph(directory: Path, fmt: str, destroy: bool) -> None:
+@click.option("--destroy", is_flag=True, help="The graph of deleting everything in state.")
+@lock_timeout_option
+def graph(directory: Path, fmt: str, destroy: bool, lock_timeout: str) -> None:
     """The change graph as a picture: actions coloured, order visible."""
     from reconciler.plan import PlanOptions
     from reconciler.render import render_dot, render_mermaid
     from reconciler.usecases.planning import plan_configuration
 
-    result = plan_configuration(directory, PlanOptions(destroy=destroy), environ=os.environ).plan
+    result = plan_configuration(
+        directory,
+        PlanOptions(destroy=destroy),
+        environ=os.environ,
+        lock_timeout=parse_timeout(lock_timeout),
+    ).plan
     click.echo(render_mermaid(result) if fmt == "mermaid" else render_dot(result))

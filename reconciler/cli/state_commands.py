@@ -1,8 +1,14 @@
-"""state list|show|rm|pull|push, force-unlock: looking at and repairing recorded state."""
+"""state list|show|rm|pull|push, force-unlock: looking at and repairing recorded state.
+
+These commands work around a damaged record: they name it on stderr and go on with the rest,
+and `state rm` drops it. (plan and apply refuse to run over one: see state.DamagedRecords.)
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +18,7 @@ from reconciler.cli.common import lock_timeout_option, parse_timeout
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
-    from state import StateBackend
+    from state import StateBackend, StateSnapshot
 
 DIR_OPTION = click.option(
     "--dir",
@@ -24,14 +30,34 @@ DIR_OPTION = click.option(
 )
 
 
-def _backend(directory: Path) -> StateBackend:
+@contextmanager
+def _backend(directory: Path, *, must_exist: bool = True) -> Iterator[StateBackend]:
     from reconciler.checks import load_configuration
-    from reconciler.workspace import open_state, state_path
+    from reconciler.workspace import open_state
 
-    configuration = load_configuration(directory)
-    if not state_path(configuration).exists():
-        raise PoolformError(f"no state for {directory} yet", hint="run `poolform apply` first")
-    return open_state(configuration)
+    backend = open_state(load_configuration(directory))
+    try:
+        if must_exist and not backend.exists():
+            raise PoolformError(
+                f"no state for {directory} yet (nothing was applied from it)",
+                hint="`poolform apply` creates it",
+            )
+        yield backend
+    finally:
+        backend.close()
+
+
+def _salvaged(backend: StateBackend) -> StateSnapshot:
+    """The readable records; each damaged one named on stderr with the way out."""
+    snapshot = backend.read_salvaged()
+    for address, why in snapshot.damaged.items():
+        click.echo(
+            f"warning: the record of {address} is damaged ({why}); it is left out. "
+            f"`poolform state rm {address}` forgets it (then `poolform import` takes the "
+            "resource back)",
+            err=True,
+        )
+    return snapshot
 
 
 @click.group()
@@ -43,12 +69,10 @@ def state() -> None:
 @DIR_OPTION
 def state_list(directory: Path) -> None:
     """Every recorded address."""
-    backend = _backend(directory)
-    try:
-        for record in backend.read():
-            click.echo(record.address)
-    finally:
-        backend.close()
+    with _backend(directory) as backend:
+        snapshot = _salvaged(backend)
+    for record in snapshot:
+        click.echo(record.address)
 
 
 @state.command("show")
@@ -56,11 +80,14 @@ def state_list(directory: Path) -> None:
 @DIR_OPTION
 def state_show(address: str, directory: Path) -> None:
     """One recorded resource as JSON (sensitive values are salted hashes)."""
-    backend = _backend(directory)
-    try:
-        record = backend.read().get(address)
-    finally:
-        backend.close()
+    with _backend(directory) as backend:
+        snapshot = backend.read_salvaged()
+    if address in snapshot.damaged:
+        raise PoolformError(
+            f"the record of {address} is damaged: {snapshot.damaged[address]}",
+            hint=f"`poolform state rm {address}` forgets it; `poolform import` takes it back",
+        )
+    record = snapshot.get(address)
     if record is None:
         raise PoolformError(f"{address} is not in the state")
     click.echo(
@@ -84,23 +111,28 @@ def state_show(address: str, directory: Path) -> None:
 @DIR_OPTION
 @lock_timeout_option
 def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
-    """Forget a resource without deleting it in the cloud."""
+    """Forget a resource (or a damaged record) without deleting it in the cloud."""
     from reconciler.usecases.importing import forget_in_provider
     from state.locking import lock_state
 
-    backend = _backend(directory)
-    try:
-        with lock_state(backend, "state rm", parse_timeout(lock_timeout)):
-            snapshot = backend.read()
-            record = snapshot.get(address)
-            if record is None:
-                raise PoolformError(f"{address} is not in the state")
-            backend.delete_resource(address, expected_lineage=snapshot.lineage)
-            # After the record is gone: a crash in between leaves a tagged, unrecorded
-            # resource, which plans report and never delete.
-            untagged = forget_in_provider(directory, record)
-    finally:
-        backend.close()
+    with (
+        _backend(directory) as backend,
+        lock_state(backend, "state rm", parse_timeout(lock_timeout)),
+    ):
+        snapshot = backend.read_salvaged()
+        if address not in snapshot and address not in snapshot.damaged:
+            raise PoolformError(f"{address} is not in the state")
+        record = snapshot.get(address)
+        backend.delete_resource(address, expected_lineage=snapshot.lineage)
+        # After the record is gone: a crash in between leaves a tagged, unrecorded resource,
+        # which plans report and never delete.
+        untagged = (
+            forget_in_provider(directory, record)
+            if record is not None
+            else "Its record was damaged, so the provider still marks the resource as this "
+            f"state's: plans report it and never delete it; `poolform import {address} ID` "
+            "takes it back."
+        )
     click.echo(f"Removed {address} from the state (the resource itself was not touched).")
     click.echo(untagged)
 
@@ -108,38 +140,125 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
 @state.command("pull")
 @DIR_OPTION
 def state_pull(directory: Path) -> None:
-    """The whole state as JSON on stdout."""
+    """The whole state as JSON on stdout (never the salt: only a value that identifies it)."""
+    from state import StateError
     from state.jsonformat import snapshot_to_json
 
-    backend = _backend(directory)
-    try:
-        click.echo(json.dumps(snapshot_to_json(backend.read()), indent=2, sort_keys=True))
-    finally:
-        backend.close()
+    with _backend(directory) as backend:
+        snapshot = _salvaged(backend)
+        try:
+            salt: str | None = backend.salt(snapshot.lineage)
+        except StateError:
+            salt = None  # a layout-1 state whose secret is missing: pull what there is
+    click.echo(json.dumps(snapshot_to_json(snapshot, salt=salt), indent=2, sort_keys=True))
+
+
+def _has_sensitive(snapshot: StateSnapshot) -> bool:
+    from state.sqlite import SENSITIVE_MARK
+
+    return any(SENSITIVE_MARK in json.dumps(record.attributes) for record in snapshot)
 
 
 @state.command("push")
 @click.argument("file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @DIR_OPTION
-@click.option("--force", is_flag=True, help="Accept another lineage or an older serial.")
+@click.option(
+    "--force", is_flag=True, help="Accept another lineage, an older serial or another salt."
+)
 @lock_timeout_option
 def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> None:
-    """Replace the state with FILE (from `state pull`)."""
-    from state.jsonformat import snapshot_from_json
+    """Replace the state with FILE (from `state pull`), every record checked first."""
+    from state.jsonformat import parse_document, salt_check, snapshot_from_json
     from state.locking import lock_state
 
     try:
-        document = json.loads(file.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
         raise PoolformError(f"{file}: not a state document: {exc}") from None
+    document = parse_document(text, str(file))
     snapshot = snapshot_from_json(document)
-    backend = _backend(directory)
-    try:
-        with lock_state(backend, "state push", parse_timeout(lock_timeout)):
+    pushed_check = document.get("salt_check") if isinstance(document, dict) else None
+    with (
+        _backend(directory, must_exist=False) as backend,
+        lock_state(backend, "state push", parse_timeout(lock_timeout)),
+    ):
+        if backend.exists():
+            current = backend.read_salvaged().lineage
+            ours = salt_check(backend.salt(current)) if snapshot.lineage == current else None
+            differs = pushed_check is not None and ours is not None and pushed_check != ours
+            if differs and _has_sensitive(snapshot) and not force:
+                raise _salt_refusal(file)
             serial = backend.replace_all(snapshot, force=force)
-    finally:
-        backend.close()
+        else:
+            if _has_sensitive(snapshot) and not force:
+                raise _salt_refusal(file)
+            from state.fresh import new_salt
+
+            backend.adopt(snapshot, salt=new_salt(), history=(), objects=())
+            serial = snapshot.serial
     click.echo(f"Pushed {len(snapshot)} resources; the state is now at serial {serial}.")
+
+
+def _salt_refusal(file: Path) -> PoolformError:
+    return PoolformError(
+        f"{file} holds sensitive values hashed with another state's secret salt, which "
+        "`state pull` never exports: pushed here, every resource with a sensitive value would "
+        "plan a replacement",
+        hint="move a state with `poolform state migrate --to URL`, which carries the salt "
+        "(or pass --force to accept the replacements)",
+    )
+
+
+@state.command("migrate")
+@click.option(
+    "--to", "to_url", metavar="URL", help="Where to copy the state (default: the Cluster's)."
+)
+@click.option(
+    "--from", "from_url", metavar="URL", help="The state to copy (default: the Cluster's)."
+)
+@DIR_OPTION
+@lock_timeout_option
+def state_migrate(
+    to_url: str | None, from_url: str | None, directory: Path, lock_timeout: str
+) -> None:
+    """Copy the whole state to another backend, under both locks, and verify the copy.
+
+    URL: a path (SQLite), postgresql://user@host/db?schema=NAME, or
+    s3://bucket/prefix?region=R. Lineage, serial, records, history, the salt and the
+    control-plane objects are copied; the source is then marked as moved, so a runner still
+    pointed at it is told where the state went.
+    """
+    from reconciler.checks import load_configuration
+    from reconciler.workspace import open_state
+    from state.location import location_from_url, open_location
+    from state.migrate import migrate
+
+    if not to_url and not from_url:
+        raise PoolformError("say where to: --to URL (or where from: --from URL)")
+    configuration = load_configuration(directory)
+    where = str(configuration.directory)
+
+    def opened(url: str | None) -> StateBackend:
+        if url is None:
+            return open_state(configuration, moving=True)
+        return open_location(location_from_url(url, Path.cwd()), directory=where)
+
+    source = opened(from_url)
+    try:
+        target = opened(to_url)
+        try:
+            copied = migrate(source, target, parse_timeout(lock_timeout))
+        finally:
+            target.close()
+    finally:
+        source.close()
+    click.echo(
+        f"Copied the state (lineage {copied.lineage}, serial {copied.serial}, "
+        f"{copied.resources} resources, {copied.history} history entries, "
+        f"{copied.objects} control-plane objects and the salt) from {copied.source} to "
+        f"{copied.target}, and verified the copy. {copied.source} is marked as moved: point the "
+        "Cluster's `state` settings at the new backend."
+    )
 
 
 @click.command("force-unlock")
@@ -147,15 +266,18 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
 @DIR_OPTION
 def force_unlock(lock_id: str, directory: Path) -> None:
     """Release a lock its holder abandoned (check it is really gone first)."""
-    from state.errors import describe_lock, lock_is_stale
+    from state.errors import lock_is_stale
 
-    backend = _backend(directory)
-    try:
+    with _backend(directory, must_exist=False) as backend:
         held = backend.current_lock()
         if held is None:
-            raise PoolformError("the state is not locked")
+            frees = " (its holder ended, and this backend frees such a lock by itself)"
+            raise PoolformError(
+                f"the state of {directory} is not locked{frees if backend.frees_dead_holder else ''}"
+            )
         backend.force_unlock(lock_id)
-    finally:
-        backend.close()
-    note = " (its process is gone)" if lock_is_stale(held) else ""
-    click.echo(f"Released {describe_lock(held)}{note}.")
+    gone = "; its process was gone" if lock_is_stale(held) else ""
+    click.echo(
+        f"Released the state lock {held.lock_id}, taken by {held.who} (pid {held.pid} on "
+        f"{held.host}) for `{held.operation}` at {held.created}{gone}."
+    )

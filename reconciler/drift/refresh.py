@@ -42,6 +42,12 @@ def refresh_all(
     return _refreshed(snapshot, snapshot, observed, salt)
 
 
+def refresh_observed(snapshot: StateSnapshot, observed: Sequence[Observed], salt: str) -> Refresh:
+    """What `observed` says of every record: for a state nothing was ever created from, with
+    nothing observed, no provider needs opening (opening one may create files)."""
+    return _refreshed(snapshot, snapshot, observed, salt)
+
+
 def refresh_saved(
     provider: Provider,
     snapshot: StateSnapshot,

@@ -17,6 +17,7 @@ from reconciler.plan.model import (
     ReplaceStrategy,
     ResourceChange,
     Rolling,
+    dotted,
 )
 from reconciler.plan.reasons import Reason, reason_text
 from schemas.rules import UpdateRule, is_sensitive, rule_for_path
@@ -37,13 +38,6 @@ RESIZE_FIELDS = frozenset(
         "capacity",
     }
 )
-
-
-def _dotted(path: list[Any]) -> str:
-    text = ""
-    for step in path:
-        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
-    return text
 
 
 def _leaf_changes(old: Any, new: Any) -> list[tuple[list[Any], Any, Any]]:
@@ -79,7 +73,7 @@ def attribute_changes(
             )
             changes.append(
                 AttributeChange(
-                    path=_dotted(full),
+                    path=dotted(full),
                     old=before,
                     new=after,
                     forces_replacement=rule is UpdateRule.REPLACE,
@@ -145,6 +139,7 @@ def classify(
             known,
             dependencies=deps,
             after=resource.attributes,
+            written=dict(resource.written),
             reason_code=Reason.NEW,
         )
     changes = attribute_changes(resource, recorded, resource.attributes)
@@ -158,6 +153,7 @@ def classify(
             dependencies=deps,
             before=recorded,
             after=resource.attributes,
+            written=dict(resource.written),
             reason_code=Reason.UP_TO_DATE,
         )
     if forced or force_replace or resource.always_replace_reason:
@@ -183,6 +179,7 @@ def classify(
             dependencies=deps,
             before=recorded,
             after=resource.attributes,
+            written=dict(resource.written),
             reason_code=code,
         )
     leaves = {c.path.rsplit(".", 1)[-1].split("[", 1)[0] for c in changes}
@@ -200,5 +197,6 @@ def classify(
         dependencies=deps,
         before=recorded,
         after=resource.attributes,
+        written=dict(resource.written),
         reason_code=code,
     )

@@ -8,7 +8,7 @@ These frozen dataclasses are what renderers draw, what `-out` saves and what app
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
@@ -96,6 +96,9 @@ class ResourceChange:
     source: str | None = None  # file:line of the declaring document
     cleanup_ids: dict[str, str] | None = None  # an untracked copy to delete (no state record)
     reason_code: Reason | None = None  # None only for a change built by hand, not by a plan
+    # How the configuration wrote the quantities and durations of `after`, by attribute path
+    # (`capacity.memory`: `256Gi`): shown as written, compared as the numbers they mean.
+    written: dict[str, str] = field(default_factory=dict)
 
     @property
     def key(self) -> ChangeKey:
@@ -203,6 +206,14 @@ class Plan:
         )
 
 
+def dotted(path: Iterable[str | int]) -> str:
+    """An attribute path as plans write it: `partitions[0].rules[1].selector.team`."""
+    text = ""
+    for step in path:
+        text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
+    return text
+
+
 def _change_json(change: ResourceChange) -> dict[str, Any]:
     data = asdict(change)
     data["address"] = str(change.key)  # a cleanup's `address#ids`, as plan JSON always had it
@@ -237,4 +248,5 @@ def _change_from_json(data: dict[str, Any]) -> ResourceChange:
         source=data.get("source"),
         cleanup_ids=cleanup_ids,
         reason_code=Reason(code) if code else None,
+        written=dict(data.get("written") or {}),
     )

@@ -5,10 +5,17 @@ file records the configuration digest and the state's lineage and serial; `check
 refuses it when any moved on, and re-plans to prove the steps were not edited (plans are
 deterministic, so an untouched plan re-computes byte for byte). It also carries what to re-read
 before applying (reread.py): the objects the plan touches, by id, with their fingerprints.
+
+Where the configuration is: the directory as given when planning (CI plans and applies from the
+same checkout root in different jobs, at different absolute paths), that directory relative to
+the plan file, and its absolute path; apply looks in that order, so a plan also applies from any
+other working directory. A label (the pull request it was made for) and the commit it was made
+at travel with it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -21,7 +28,8 @@ from reconciler.plan.model import Plan
 from reconciler.plan.reread import Reread
 
 MAGIC = "poolform-plan"
-VERSION = 2  # 2: the objects to re-read before applying
+VERSION = 3  # 2: the objects to re-read before applying; 3: where, label and commit
+READABLE = (2, 3)
 
 
 @dataclass(frozen=True)
@@ -29,32 +37,60 @@ class SavedPlan:
     plan: Plan
     directory: Path  # the configuration directory, as given when planning
     rereads: Reread | None  # None: planned with --no-refresh, nothing to re-read
+    # Where to look for the configuration, in order: as given (from the working directory),
+    # relative to the plan file, absolute as it was when planning.
+    candidates: tuple[Path, ...] = ()
+    label: str | None = None  # `plan --label`: what it was made for (e.g. a pull request)
+    commit: str | None = None  # the commit the configuration was at, when known
 
 
 def _canonical(data: Any) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":")).encode()
 
 
-def write_plan(plan: Plan, path: Path, directory: Path, rereads: Reread | None = None) -> None:
-    """Save `plan` with the configuration directory as given: relative paths stay relative, so
-    CI can plan and apply from the same checkout root in different jobs."""
-    body = plan.to_json()
-    reread = rereads.to_json() if rereads is not None else None
-    checksum = hashlib.sha256(_canonical([str(directory), body, reread])).hexdigest()
-    envelope = {
+def _sealed(envelope: dict[str, Any]) -> str:
+    """The checksum over everything but itself."""
+    return hashlib.sha256(
+        _canonical({k: v for k, v in envelope.items() if k != "checksum"})
+    ).hexdigest()
+
+
+def write_plan(
+    plan: Plan,
+    path: Path,
+    directory: Path,
+    rereads: Reread | None = None,
+    *,
+    label: str | None = None,
+    commit: str | None = None,
+) -> None:
+    """Save `plan` with where its configuration is (see the module's docstring)."""
+    absolute = Path(os.path.abspath(directory))
+    envelope: dict[str, Any] = {
         "kind": MAGIC,
         "version": VERSION,
-        "checksum": checksum,
         "directory": str(directory),
-        "plan": body,
-        "rereads": reread,
+        "directory_from_plan_file": os.path.relpath(absolute, Path(os.path.abspath(path)).parent),
+        "directory_absolute": str(absolute),
+        "label": label,
+        "commit": commit,
+        "plan": plan.to_json(),
+        "rereads": rereads.to_json() if rereads is not None else None,
     }
+    envelope["checksum"] = _sealed(envelope)
+    if not path.name or path.name in (".", ".."):
+        raise PoolformError(f"-out {path!s}: the plan needs a file name")
     tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as handle:
-        json.dump(envelope, handle, indent=1, sort_keys=True)
-        handle.write("\n")
-    os.replace(tmp, path)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            json.dump(envelope, handle, indent=1, sort_keys=True)
+            handle.write("\n")
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise PoolformError(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
 
 
 def is_plan_file(path: Path) -> bool:
@@ -77,27 +113,59 @@ def read_plan(path: Path) -> SavedPlan:
         raise PoolformError(
             f"{path} is not a poolform plan file", hint="create one with `poolform plan -out FILE`"
         )
-    if envelope.get("version") != VERSION:
+    version = envelope.get("version")
+    if version not in READABLE:
         raise PoolformError(
-            f"{path} is plan format {envelope.get('version')}; this poolform reads {VERSION}"
+            f"{path} is plan format {version}; this poolform reads {VERSION}",
+            hint="re-plan: run `poolform plan -out FILE` again",
         )
     body = envelope.get("plan")
     if not isinstance(body, dict):
         raise PoolformError(f"{path} holds no plan")
     directory = str(envelope.get("directory", "."))
     reread = envelope.get("rereads")
-    if hashlib.sha256(_canonical([directory, body, reread])).hexdigest() != envelope.get(
-        "checksum"
-    ):
+    sealed = _sealed(envelope) if version == VERSION else _sealed_v2(directory, body, reread)
+    if sealed != envelope.get("checksum"):
         raise PoolformError(
             f"{path} was modified after it was saved (checksum mismatch); refusing to use it",
-            hint="run `poolform plan -out FILE` again",
+            hint="re-plan: run `poolform plan -out FILE` again",
         )
     try:
         rereads = Reread.from_json(reread) if isinstance(reread, list) else None
-        return SavedPlan(Plan.from_json(body), Path(directory), rereads)
+        return SavedPlan(
+            Plan.from_json(body),
+            Path(directory),
+            rereads,
+            candidates=_candidates(path, directory, envelope),
+            label=_text_or_none(envelope.get("label")),
+            commit=_text_or_none(envelope.get("commit")),
+        )
     except (KeyError, TypeError, ValueError, AssertionError) as exc:
         raise PoolformError(f"{path} is not a valid plan: {exc}") from None
+
+
+def _sealed_v2(directory: str, body: Any, reread: Any) -> str:
+    return hashlib.sha256(_canonical([directory, body, reread])).hexdigest()
+
+
+def _text_or_none(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(f"expected text, found {type(value).__name__}")
+
+
+def _candidates(path: Path, directory: str, envelope: dict[str, Any]) -> tuple[Path, ...]:
+    found = [Path(directory)]
+    beside = envelope.get("directory_from_plan_file")
+    if isinstance(beside, str):
+        found.append(Path(os.path.abspath(path)).parent / beside)
+    absolute = envelope.get("directory_absolute")
+    if isinstance(absolute, str):
+        found.append(Path(absolute))
+    unique: dict[str, Path] = {}
+    for candidate in found:
+        unique.setdefault(os.path.normpath(os.path.abspath(candidate)), candidate)
+    return tuple(unique.values())
 
 
 def check_saved_plan(
@@ -105,29 +173,41 @@ def check_saved_plan(
 ) -> None:
     """Refuse a saved plan that no longer describes what apply would do."""
     check_saved_origin(saved, config_digest, lineage, serial)
-    if _canonical(saved.to_json()) != _canonical(replanned.to_json()):
+    if _canonical(_steps(saved)) != _canonical(_steps(replanned)):
         raise PoolformError(
-            "the saved plan's steps differ from what this configuration and state produce; "
-            "it was edited or made by another poolform version",
-            hint="run `poolform plan -out FILE` again",
+            "the saved plan's steps differ from what this configuration and state produce "
+            "(it was edited or made by another poolform version); nothing was applied",
+            hint="re-plan: run `poolform plan -out FILE` again",
         )
+
+
+def _steps(plan: Plan) -> dict[str, Any]:
+    """What a plan does, without how its files were named: the configuration may be loaded
+    through another path than when planning (another working directory), which changes the
+    file names in `source` and in warnings, never a step."""
+    body = plan.to_json()
+    body.pop("warnings")
+    body["changes"] = [{k: v for k, v in c.items() if k != "source"} for c in body["changes"]]
+    return body
 
 
 def check_saved_origin(saved: Plan, config_digest: str, lineage: str, serial: int) -> None:
     """Refuse a saved plan made from another state or configuration than the current ones."""
     if saved.lineage != lineage:
         raise PoolformError(
-            f"this plan was made for a different state (lineage {saved.lineage}, this state is {lineage})",
-            hint="plan against this configuration's state and apply that plan",
+            f"this plan was made for a different state (lineage {saved.lineage}, this state is "
+            f"{lineage}); nothing was applied",
+            hint="re-plan against this configuration's state: run `poolform plan -out FILE` again",
         )
     if saved.serial != serial:
         raise PoolformError(
-            f"the state changed since this plan was made (serial {saved.serial}, now {serial}); "
-            "the plan is stale",
+            f"the state changed since this plan was made (serial {saved.serial}, now {serial}): "
+            "the plan is stale and nothing was applied; re-plan",
             hint="run `poolform plan -out FILE` again and review the new plan",
         )
     if saved.config_digest != config_digest:
         raise PoolformError(
-            "the configuration changed since this plan was made; the plan is stale",
+            "the configuration changed since this plan was made: the plan is stale and nothing "
+            "was applied; re-plan",
             hint="run `poolform plan -out FILE` again and review the new plan",
         )

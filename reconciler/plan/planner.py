@@ -15,11 +15,8 @@ from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
 from reconciler.plan.reasons import Reason, reason_text
 from reconciler.plan.refresh import RefreshResult, Shortfall, is_left_behind, unrecorded_notice
+from reconciler.plan.targets import target_matches
 from state import ResourceRecord, StateSnapshot
-
-
-def _matches(address: str, pattern: str) -> bool:
-    return address == pattern or address.startswith(pattern + ".")
 
 
 def _selected(
@@ -30,8 +27,8 @@ def _selected(
 ) -> set[str]:
     """Targets with what they depend on (or, when destroying, what depends on them)."""
     everything = set(desired) | set(recorded_deps)
-    chosen = {a for a in everything for t in targets if _matches(a, t)}
-    unknown = [t for t in targets if not any(_matches(a, t) for a in everything)]
+    chosen = {a for a in everything for t in targets if target_matches(a, t)}
+    unknown = [t for t in targets if not any(target_matches(a, t) for a in everything)]
     if unknown:
         raise PoolformError(
             f"--target {unknown[0]} matches no resource in the configuration or state"
@@ -139,7 +136,7 @@ def make_plan(
 
 
 def _in_scope(address: str, options: PlanOptions) -> bool:
-    return not options.targets or any(_matches(address, t) for t in options.targets)
+    return not options.targets or any(target_matches(address, t) for t in options.targets)
 
 
 def _cleanups(

@@ -132,6 +132,7 @@ def check_rereads(saved: Reread, observed: list[Observed], salt: str) -> None:
     if moved:
         shown = ", ".join(sorted(map(str, moved))[:5]) + (" ..." if len(moved) > 5 else "")
         raise PoolformError(
-            f"{len(moved)} resource(s) this plan touches changed since it was made: {shown}",
+            f"{len(moved)} resource(s) this plan touches changed since it was made: {shown}; "
+            "nothing was applied, re-plan",
             hint="run `poolform drift` to see what changed, then `poolform plan -out FILE` again",
         )

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from reconciler.plan.expand import SENSITIVE_PREFIX
 from reconciler.plan.model import Action, AttributeChange, Plan, ResourceChange
+from reconciler.render.escape import one_line
 
 SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
@@ -38,7 +41,9 @@ def mask(value: Any) -> Any:
 
 
 def fmt(value: Any, *, sensitive: bool = False) -> str:
-    """One value as HCL-ish text: strings quoted, null, true/false, compact JSON for containers."""
+    """One value as HCL-ish text on one line: strings quoted, null, true/false, compact JSON for
+    containers; what JSON leaves raw and a terminal would act on (C1 controls, bidi overrides)
+    escaped too."""
     if sensitive and value is not None:
         return SENSITIVE
     if is_hash(value):
@@ -46,16 +51,15 @@ def fmt(value: Any, *, sensitive: bool = False) -> str:
     if isinstance(value, str):
         if value.isprintable() and '"' not in value and "\\" not in value:
             return f'"{value}"'  # the common case, without json.dumps
-        return json.dumps(value, ensure_ascii=False)
+        return one_line(json.dumps(value, ensure_ascii=False))
     if value is None:
         return "null"
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int | float):
         return json.dumps(value)
-    return json.dumps(mask(value), ensure_ascii=False, separators=(", ", ": ")).replace(
-        f'"{SENSITIVE}"', SENSITIVE
-    )
+    text = json.dumps(mask(value), ensure_ascii=False, separators=(", ", ": "))
+    return one_line(text.replace(f'"{SENSITIVE}"', SENSITIVE))
 
 
 def summary_line(plan: Plan) -> str:
@@ -155,18 +159,49 @@ def leaf_symbol(attr: AttributeChange) -> str:
     return "~"
 
 
-def leaf_value(attr: AttributeChange) -> str:
-    """The right-hand side of an attribute line: `old -> new`, `new`, or a mask."""
+_WRITTEN = re.compile(r"^\s*\+?([0-9]+(?:\.[0-9]+)?)\s*([A-Za-z]+)\s*$")
+
+
+def as_written(value: Any, written: str | None) -> str:
+    """A value as the configuration wrote it (`256Gi`, `10m`) when it did, else `fmt`."""
+    if written is not None and isinstance(value, int | float) and not isinstance(value, bool):
+        return one_line(written)
+    return fmt(value)
+
+
+def in_unit_of(old: Any, new: Any, written: str | None) -> str:
+    """`old` in the unit `new` was written in (`256Gi` beside `512Gi`), when it is a whole (or
+    short decimal) number of that unit; else `fmt(old)`. State keeps numbers, not spellings:
+    the unit of the new value is the one the reader is thinking in."""
+    match = _WRITTEN.match(written or "")
+    numbers = (old, new)
+    if not match or any(isinstance(v, bool) or not isinstance(v, int | float) for v in numbers):
+        return fmt(old)
+    amount, unit = Decimal(match.group(1)), match.group(2)
+    try:
+        scaled = Decimal(str(old)) * amount / Decimal(str(new))
+    except (InvalidOperation, ZeroDivisionError):
+        return fmt(old)
+    if scaled != scaled.quantize(Decimal("0.001")):
+        return fmt(old)
+    text = format(scaled.normalize(), "f")
+    return f"{text}{unit}"
+
+
+def leaf_value(attr: AttributeChange, written: Mapping[str, str] | None = None) -> str:
+    """The right-hand side of an attribute line: `old -> new`, `new`, or a mask. Quantities
+    and durations the configuration wrote with a unit are shown in it (`written`: by path)."""
     if attr.sensitive or is_hash(attr.old) or is_hash(attr.new):
         return SENSITIVE
     if attr.known_after_apply:
         return KNOWN_AFTER_APPLY if attr.old is None else f"{fmt(attr.old)} -> {KNOWN_AFTER_APPLY}"
+    spelled = (written or {}).get(attr.path)
     symbol = leaf_symbol(attr)
     if symbol == "+":
-        return fmt(attr.new)
+        return as_written(attr.new, spelled)
     if symbol == "-":
         return f"{fmt(attr.old)} -> null"
-    return f"{fmt(attr.old)} -> {fmt(attr.new)}"
+    return f"{in_unit_of(attr.old, attr.new, spelled)} -> {as_written(attr.new, spelled)}"
 
 
 def flatten(value: Any, prefix: list[Step] | None = None) -> list[tuple[str, Any]]:
@@ -211,3 +246,11 @@ LEGEND = {
     "-/+": "destroy and then create replacement",
     "-": "destroy",
 }
+
+
+def comment_marker(kind: str, label: str) -> str:
+    """`<!-- poolform-plan: pr-12 -->`: the stable first line of a Markdown comment, which a
+    workflow searches for to update its comment instead of adding one. The label keeps only
+    characters that cannot end the HTML comment or break its line."""
+    safe = re.sub(r"[^A-Za-z0-9._/#:@+=-]", "_", label).replace("--", "-_") or "_"
+    return f"<!-- poolform-{kind}: {safe} -->"

@@ -1,13 +1,15 @@
 """Drift reports as terminal text and as Markdown for an issue or a chat message. Pure.
 
 Sensitive values are never shown: an attribute marked sensitive prints `(sensitive)` on both
-sides, and any salted hash inside a value is masked like in plans.
+sides, and any salted hash inside a value is masked like in plans. Addresses, attribute names,
+ids and messages are escaped for where they land (reconciler/render/escape.py).
 """
 
 from __future__ import annotations
 
 from reconciler.drift.model import AttributeDrift, DriftReport, DriftStatus
-from reconciler.render.common import SENSITIVE, fmt
+from reconciler.render.common import SENSITIVE, comment_marker, fmt
+from reconciler.render.escape import code_span, markdown_text, one_line, table_code
 
 FOOTER = (
     "`poolform plan` shows the change that restores the configuration; "
@@ -23,7 +25,7 @@ def _values(change: AttributeDrift) -> tuple[str, str]:
 
 
 def _ids(ids: dict[str, str]) -> str:
-    return ", ".join(f"{k} {v}" for k, v in sorted(ids.items()))
+    return ", ".join(f"{one_line(k)} {one_line(v)}" for k, v in sorted(ids.items()))
 
 
 def _count(number: int, noun: str) -> str:
@@ -48,31 +50,32 @@ def render_drift_text(report: DriftReport) -> str:
     lines = [_headline(report), ""]
     for drift in report.drifted:
         symbol = "-" if drift.status is DriftStatus.DELETED else "~"
-        lines.append(f"  {symbol} {drift.address}  ({drift.reason})")
+        lines.append(f"  {symbol} {one_line(drift.address)}  ({one_line(drift.reason)})")
         for change in drift.attributes:
             expected, actual = _values(change)
             lines.append(
-                f"      {change.attribute}: expected {expected}, actual {actual}"
+                f"      {one_line(change.attribute)}: expected {expected}, actual {actual}"
                 f"  [owned by the {change.owner}]"
             )
     if report.unmanaged:
         lines += ["", "Unmanaged (tagged with this state, recorded nowhere):"]
-        lines += [f"  ? {u.address}  ({_ids(u.provider_ids)})" for u in report.unmanaged]
+        lines += [f"  ? {one_line(u.address)}  ({_ids(u.provider_ids)})" for u in report.unmanaged]
     if report.notes:
         lines += ["", "Not drift:"]
-        lines += [f"  {n.address}: {n.message}" for n in report.notes]
+        lines += [f"  {one_line(n.address)}: {one_line(n.message)}" for n in report.notes]
     if report.has_drift:
         lines += ["", FOOTER]
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def render_drift_markdown(report: DriftReport) -> str:
+def render_drift_markdown(report: DriftReport, *, label: str | None = None) -> str:
+    """The report as Markdown for an issue; with `label` (its configuration directory) it
+    starts with a marker a scheduled workflow finds its issue by:
+    `<!-- poolform-drift: LABEL -->`."""
     icon = ":warning:" if report.has_drift else ":white_check_mark:"
     out = [f"### {icon} poolform drift", "", _headline(report), ""]
+    if label is not None:
+        out = [comment_marker("drift", label), *out]
     if report.drifted:
         out += [
             "| resource | status | attribute | expected | actual | owner |",
@@ -80,21 +83,25 @@ def render_drift_markdown(report: DriftReport) -> str:
         ]
         for drift in report.drifted:
             if not drift.attributes:
-                out.append(f"| `{drift.address}` | {drift.status} | | | | |")
+                out.append(f"| {table_code(drift.address)} | {drift.status} | | | | |")
             for change in drift.attributes:
                 expected, actual = _values(change)
                 out.append(
-                    f"| `{drift.address}` | {drift.status} | `{change.attribute}` "
-                    f"| `{_cell(expected)}` | `{_cell(actual)}` | {change.owner} |"
+                    f"| {table_code(drift.address)} | {drift.status} "
+                    f"| {table_code(change.attribute)} | {table_code(expected)} "
+                    f"| {table_code(actual)} | {markdown_text(change.owner)} |"
                 )
         out.append("")
     if report.unmanaged:
         out += ["**Unmanaged** (tagged with this state, recorded nowhere):", ""]
-        out += [f"- `{u.address}`: {_cell(_ids(u.provider_ids))}" for u in report.unmanaged]
+        out += [
+            f"- {code_span(u.address)}: {markdown_text(_ids(u.provider_ids))}"
+            for u in report.unmanaged
+        ]
         out.append("")
     if report.notes:
         out += [f"<details><summary>Not drift ({len(report.notes)})</summary>", ""]
-        out += [f"- `{n.address}`: {_cell(n.message)}" for n in report.notes]
+        out += [f"- {code_span(n.address)}: {markdown_text(n.message)}" for n in report.notes]
         out += ["", "</details>", ""]
     if report.has_drift:
         out += [FOOTER, ""]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 from reconciler.plan.model import Action, ChangeKey, Plan
+from reconciler.render.escape import one_line
 
 # action: (class name, fill, stroke)
 STYLES = {
@@ -38,9 +39,9 @@ def node_ids(plan: Plan) -> dict[ChangeKey, str]:
 
 
 def _mermaid_label(text: str) -> str:
-    return (
-        text.replace("&", "#amp;").replace('"', "#quot;").replace("<", "#lt;").replace(">", "#gt;")
-    )
+    """A label Mermaid shows as written: on one line, its entity and markup characters coded."""
+    coded = {"#": "#35;", "&": "#amp;", '"': "#quot;", "<": "#lt;", ">": "#gt;", "`": "#96;"}
+    return "".join(coded.get(char, char) for char in one_line(text))
 
 
 def render_mermaid(plan: Plan) -> str:
@@ -61,7 +62,7 @@ def render_mermaid(plan: Plan) -> str:
 
 
 def _dot_quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return '"' + one_line(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def render_dot(plan: Plan) -> str:

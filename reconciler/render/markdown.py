@@ -6,6 +6,10 @@ MERMAID_MAX changes); one collapsible section per change, with bulk in-place upd
 shape (resource type and changed attribute paths) folded into one section. When the text would
 exceed `limit`, in-place details go first, then the graph, then creates, then replacements and
 deletions, and a closing note says what was left out.
+
+Input cannot forge the comment: names, keys, values and reasons are escaped for where they land
+(reconciler/render/escape.py), so the fences, headings and HTML of the comment are exactly the
+ones made here.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from dataclasses import dataclass
 from reconciler.plan.model import Action, Plan, ResourceChange
 from reconciler.render.common import (
     KNOWN_AFTER_APPLY,
+    as_written,
+    comment_marker,
     flatten,
     fmt,
     header_phrase,
@@ -26,6 +32,7 @@ from reconciler.render.common import (
     rolling_line,
     summary_line,
 )
+from reconciler.render.escape import code_span, fence, markdown_text, one_line
 from reconciler.render.graph import render_mermaid
 
 MERMAID_MAX = 50
@@ -56,18 +63,48 @@ class Section:
     resources: int  # how many changes it shows (0 for the graph)
 
 
-def render_markdown(plan: Plan, *, limit: int = 60_000) -> str:
-    """The plan as GitHub-flavoured Markdown, always shorter than `limit` characters."""
-    head = [f"### poolform plan: {_title(plan)}", "", *_table(plan)]
+@dataclass(frozen=True)
+class Provenance:
+    """What a pull-request comment of a plan says about itself: what it is for (`label`: the
+    plan's --label, else its configuration directory; the comment's marker) and the commit the
+    configuration was at, when known."""
+
+    label: str
+    commit: str | None = None
+
+
+def render_markdown(
+    plan: Plan,
+    *,
+    limit: int = 60_000,
+    plan_file: str | None = None,
+    provenance: Provenance | None = None,
+) -> str:
+    """The plan as GitHub-flavoured Markdown, always shorter than `limit` characters. What is
+    cut is named, with where to see all of it: `poolform show <plan_file>` when the plan was
+    saved, else how to save it. With `provenance`, it starts with a marker a workflow can find
+    (`<!-- poolform-plan: LABEL -->`) and says which commit and state serial it was made from."""
+    head = [f"### poolform plan: {_title(plan)}", ""]
+    if provenance is not None:
+        head = [comment_marker("plan", provenance.label), *head, _origin(plan, provenance), ""]
+    head += _table(plan)
     if not plan.has_changes:
         return "\n".join([*head, *_warnings(plan)]) + "\n"
     critical = _critical(plan) + _warnings(plan)
     sections: list[Section] = []
     if len(plan.changes) <= MERMAID_MAX:
-        graph = f"#### Change graph\n\n```mermaid\n{render_mermaid(plan).rstrip()}\n```\n"
+        graph = f"#### Change graph\n\n{fence('mermaid', render_mermaid(plan).splitlines())}\n"
         sections.append(Section(graph, CUT_RANK["graph"], "graph", 0))
     sections += _change_sections(plan)
-    return _fit("\n".join(head) + "\n", critical, sections, limit)
+    return _fit("\n".join(head) + "\n", critical, sections, limit, _see_all(plan_file))
+
+
+def _origin(plan: Plan, provenance: Provenance) -> str:
+    commit = f"commit {code_span(provenance.commit)}" if provenance.commit else "an unknown commit"
+    return (
+        f"For {code_span(provenance.label)}, computed at {commit} against state serial "
+        f"{plan.serial} (lineage {code_span(plan.lineage)})."
+    )
 
 
 def _title(plan: Plan) -> str:
@@ -93,7 +130,8 @@ def _critical(plan: Plan) -> list[str]:
     lines = ["#### Replacements and deletions", ""]
     for change in risky:
         what = "destroy" if change.action is Action.DELETE else "replace"
-        line = f"- `{change.symbol}` **`{change.key}`** ({what}): {change.reason}"
+        why = reason_markdown(change.reason, change)
+        line = f"- `{change.symbol}` **{code_span(str(change.key))}** ({what}): {why}"
         roll = rolling_line(change)
         if roll:
             line += f"; {roll.removeprefix('# ')}"
@@ -101,11 +139,37 @@ def _critical(plan: Plan) -> list[str]:
     return lines
 
 
+def _reason_pieces(text: str, change: ResourceChange) -> list[tuple[str, bool]]:
+    """`text` (a reason, or a header phrase holding one) as (text, is code) pieces: the
+    attribute paths the reason quotes are code, everything else literal; a backtick that came
+    with a name or a value is never taken for markup."""
+    quoted = sorted({f"`{path}`" for path in change.forced_by}, key=len, reverse=True)
+    if not quoted:
+        return [(text, False)]
+    pieces = re.split("(" + "|".join(map(re.escape, quoted)) + ")", text)
+    return [
+        (piece[1:-1], True) if i % 2 else (piece, False) for i, piece in enumerate(pieces) if piece
+    ]
+
+
+def reason_markdown(text: str, change: ResourceChange) -> str:
+    return "".join(
+        code_span(piece) if code else markdown_text(piece)
+        for piece, code in _reason_pieces(text, change)
+    )
+
+
+def reason_html(text: str, change: ResourceChange) -> str:
+    return "".join(
+        _code_html(piece) if code else html.escape(one_line(piece), quote=False)
+        for piece, code in _reason_pieces(text, change)
+    )
+
+
 def _warnings(plan: Plan) -> list[str]:
-    if not plan.warnings:
-        return []
-    items = [f"- `{w.splitlines()[0]}`" for w in plan.warnings if w.strip()]
-    return ["", "#### Warnings", "", *items] if items else []
+    """Every validation warning as `poolform validate` prints it, message and hint."""
+    lines = [line for warning in plan.warnings for line in warning.splitlines() if line.strip()]
+    return ["", "#### Warnings", "", fence("text", lines)] if lines else []
 
 
 def diff_lines(change: ResourceChange) -> list[str]:
@@ -114,13 +178,17 @@ def diff_lines(change: ResourceChange) -> list[str]:
         known = [
             f"+ {a.path} = {KNOWN_AFTER_APPLY}" for a in change.attributes if a.known_after_apply
         ]
-        return known + [f"+ {p} = {fmt(v)}" for p, v in flatten(change.after or {})]
+        written = change.written
+        return known + [
+            f"+ {p} = {as_written(v, written[p]) if p in written else fmt(v)}"
+            for p, v in flatten(change.after or {})
+        ]
     if change.action is Action.DELETE:
         return [f"- {change.key}"]
     lines: list[str] = []
     for attr in change.attributes:
         forced = "  # forces replacement" if attr.forces_replacement else ""
-        value = leaf_value(attr)
+        value = leaf_value(attr, change.written)
         sym = leaf_symbol(attr)
         if sym == "~" and " -> " in value:
             old, new = value.split(" -> ", 1)
@@ -139,14 +207,8 @@ def _details(summary: str, body: str) -> str:
     return f"<details><summary>{summary}</summary>\n\n{body}\n</details>\n"
 
 
-def inline_html(text: str) -> str:
-    """Markdown-ish text for an HTML context (`<summary>`): escaped, `code` spans as <code>."""
-    escaped = html.escape(text, quote=False)
-    return re.sub(r"`([^`]*)`", r"<code>\1</code>", escaped)
-
-
-def _fence(lines: list[str]) -> str:
-    return "```diff\n" + "\n".join(lines) + "\n```"
+def _code_html(text: str) -> str:
+    return f"<code>{html.escape(one_line(text), quote=False)}</code>"
 
 
 def _shape(change: ResourceChange) -> tuple[str, tuple[str, ...]] | None:
@@ -168,29 +230,36 @@ def _change_sections(plan: Plan) -> list[Section]:
                 members = [c for c in plan.changes if _shape(c) == shape]
                 out.append(Section(_group(shape, members), rank, change.action, len(members)))
             continue
-        summary = inline_html(f"`{change.symbol} {change.key}` {header_phrase(change)}")
-        out.append(Section(_details(summary, _fence(diff_lines(change))), rank, change.action, 1))
+        summary = f"{_code_html(f'{change.symbol} {change.key}')} {reason_html(header_phrase(change), change)}"
+        body = fence("diff", diff_lines(change))
+        out.append(Section(_details(summary, body), rank, change.action, 1))
     return out
 
 
 def _group(shape: tuple[str, tuple[str, ...]], members: list[ResourceChange]) -> str:
     rtype, paths = shape
-    noun = PLURALS.get(rtype, f"{rtype} resources")
-    changed = ", ".join(f"`{p}`" for p in paths)
-    summary = inline_html(f"{len(members)} {noun}: {changed} changed")
+    noun = html.escape(one_line(PLURALS.get(rtype, f"{rtype} resources")), quote=False)
+    changed = ", ".join(map(_code_html, paths))
+    summary = f"{len(members)} {noun}: {changed} changed"
     variants = Counter(tuple(diff_lines(c)) for c in members)
-    body = ["Addresses: " + ", ".join(f"`{c.key}`" for c in members), ""]
+    body = ["Addresses: " + ", ".join(code_span(str(c.key)) for c in members), ""]
     shown = variants.most_common(5)
     for lines, count in shown:
         intro = f"All {count}:" if len(variants) == 1 else f"{count} of them:"
-        body += [intro, "", _fence(list(lines)), ""]
+        body += [intro, "", fence("diff", list(lines)), ""]
     rest = sum(variants.values()) - sum(n for _, n in shown)
     if rest:
         body.append(f"… and {rest} with other values.")
     return _details(summary, "\n".join(body).rstrip())
 
 
-def _fit(head: str, critical: list[str], sections: list[Section], limit: int) -> str:
+def _see_all(plan_file: str | None) -> str:
+    if plan_file is None:
+        return "save the plan with `poolform plan -out FILE` and run `poolform show FILE`"
+    return f"run {code_span(f'poolform show {plan_file}')}"
+
+
+def _fit(head: str, critical: list[str], sections: list[Section], limit: int, see_all: str) -> str:
     """Join the parts, dropping the least important sections until the text is under `limit`.
     Lengths are kept incrementally: plans with 10,000 changes must not cost quadratic time."""
     fixed = [head] + (["\n".join(critical) + "\n"] if critical else [])
@@ -201,7 +270,7 @@ def _fit(head: str, critical: list[str], sections: list[Section], limit: int) ->
     base = sum(len(p) for p in fixed)
 
     def length() -> int:
-        note = len(_cut_note(counts)) + 1 if counts else 0
+        note = len(_cut_note(counts, see_all)) + 1 if counts else 0
         return base + kept_chars + kept_parts - 1 + note
 
     for index in sorted(range(len(sections)), key=lambda i: (sections[i].rank, -i)):
@@ -212,17 +281,17 @@ def _fit(head: str, critical: list[str], sections: list[Section], limit: int) ->
         kept_parts -= 1
         counts[NOUNS[sections[index].kind]] += sections[index].resources or 1
     parts = fixed + [s.text for s, k in zip(sections, keep, strict=True) if k]
-    text = "\n".join(parts + ([_cut_note(counts)] if counts else []))
+    text = "\n".join(parts + ([_cut_note(counts, see_all)] if counts else []))
     if len(text) >= limit:  # the reasons alone are too long: keep as many lines as fit
-        note = f"\n… reasons truncated at {limit:,} characters; run `poolform show plan.out`\n"
+        note = f"\n… reasons truncated at {limit:,} characters; {see_all}\n"
         if len(note) >= limit:
             return text[: max(0, limit - 1)]
         text = text[: limit - len(note) - 1].rsplit("\n", 1)[0] + note
     return text
 
 
-def _cut_note(counts: Counter[str]) -> str:
-    """`… 40 more in-place updates, the change graph not shown; run `poolform show plan.out``."""
+def _cut_note(counts: Counter[str], see_all: str) -> str:
+    """`… 40 more in-place updates, the change graph not shown; run `poolform show FILE``."""
     parts = []
     for noun in ("in-place update", "create", "replacement", "deletion"):
         n = counts.get(noun, 0)
@@ -232,4 +301,4 @@ def _cut_note(counts: Counter[str]) -> str:
             parts.append(f"{n} more {plural}" if more else f"details of {n} {plural}")
     if counts.get("change graph"):
         parts.append("the change graph")
-    return f"… {', '.join(parts)} not shown; run `poolform show plan.out`\n"
+    return f"… {', '.join(parts)} not shown; {see_all}\n"

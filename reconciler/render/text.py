@@ -11,12 +11,14 @@
 
     Plan: 0 to add, 1 to change, 0 to replace, 0 to destroy.
 
-Pure and deterministic: the same plan gives the same bytes. ANSI colour only with color=True.
+Pure and deterministic: the same plan gives the same bytes. ANSI colour only with color=True,
+and only the renderer's own: every name, key, reason and value passes through one_line, so input
+cannot print a line, a colour or a cursor movement of its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from reconciler.plan.model import Action, Plan, ResourceChange
 from reconciler.plan.reasons import UNDOES_DRIFT, Reason
@@ -24,6 +26,7 @@ from reconciler.render.common import (
     KNOWN_AFTER_APPLY,
     LEGEND,
     Node,
+    as_written,
     diff_tree,
     flatten,
     fmt,
@@ -33,6 +36,7 @@ from reconciler.render.common import (
     rolling_line,
     summary_line,
 )
+from reconciler.render.escape import one_line, printable
 
 _CODES = {"+": "32", "~": "33", "-": "31", "+/-": "35", "-/+": "35", "!": "35", "#": "1"}
 FORCES = "# forces replacement"
@@ -62,7 +66,7 @@ def render_text(plan: Plan, *, color: bool = False) -> str:
         lines.append("")
     lines.append(summary_line(plan))
     for warning in plan.warnings:
-        lines += ["", *warning.splitlines()]
+        lines += ["", *printable(warning).splitlines()]
     return "\n".join(lines) + "\n"
 
 
@@ -79,7 +83,8 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
     """One change: the `# address ...` header and its resource block."""
     paint = paint or _painter(False)
     symbol = change.symbol
-    lines = [paint(f"  # {change.key} {header_phrase(change)}", "#")]
+    key = one_line(str(change.key))
+    lines = [paint(f"  # {key} {one_line(header_phrase(change))}", "#")]
     # A create says why only when it is not simply new (recreated, adopted after a crash); an
     # update says why when it undoes drift.
     if (
@@ -87,15 +92,15 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
         or (change.action is Action.CREATE and change.reason_code not in (Reason.NEW, None))
         or (change.action is Action.UPDATE and change.reason_code in UNDOES_DRIFT)
     ):
-        lines.append(f"  # (because {change.reason})")
-    head = f'{paint(symbol.rjust(3), symbol)} {change.resource_type} "{change.key}" {{'
+        lines.append(f"  # (because {one_line(change.reason)})")
+    head = f'{paint(symbol.rjust(3), symbol)} {one_line(change.resource_type)} "{key}" {{'
     lines.append(head)
     if change.action is Action.CREATE:
         body = _create_body(change, paint)
     elif change.action is Action.DELETE:
         body = _delete_body(change, paint)
     else:
-        body = tree_lines(diff_tree(change), 6, paint)
+        body = tree_lines(diff_tree(change), 6, paint, change.written)
     lines += body
     roll = rolling_line(change)
     if roll:
@@ -104,7 +109,9 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
     return lines
 
 
-def tree_lines(node: Node, indent: int, paint: Paint) -> list[str]:
+def tree_lines(
+    node: Node, indent: int, paint: Paint, written: Mapping[str, str] | None = None
+) -> list[str]:
     """Nested attribute lines below `node`, siblings' `=` aligned."""
     pad = " " * indent
     leaves = [k for k, child in node.children.items() if not child.children]
@@ -115,25 +122,31 @@ def tree_lines(node: Node, indent: int, paint: Paint) -> list[str]:
         if child.change is not None:
             sym = leaf_symbol(child.change)
             name = label.ljust(width) if not child.children else label
-            line = f"{pad}{paint(sym, sym)} {name} = {leaf_value(child.change)}"
+            line = f"{pad}{paint(sym, sym)} {name} = {leaf_value(child.change, written)}"
             if child.change.forces_replacement:
                 line += " " + paint(FORCES, "!")
             lines.append(line)
         if child.children:
             opener, closer = ("[", "]") if child.is_list else ("{", "}")
             lines.append(f"{pad}{paint('~', '~')} {label} = {opener}")
-            lines += tree_lines(child, indent + 4, paint)
+            lines += tree_lines(child, indent + 4, paint, written)
             lines.append(f"{pad}  {closer}")
     return lines
 
 
 def _label(step: str | int) -> str:
-    return f"[{step}]" if isinstance(step, int) else step
+    return f"[{step}]" if isinstance(step, int) else one_line(step)
 
 
 def _create_body(change: ResourceChange, paint: Paint) -> list[str]:
-    pairs = [(a.path, KNOWN_AFTER_APPLY) for a in change.attributes if a.known_after_apply]
-    pairs += [(path, fmt(value)) for path, value in flatten(change.after or {})]
+    pairs = [
+        (one_line(a.path), KNOWN_AFTER_APPLY) for a in change.attributes if a.known_after_apply
+    ]
+    written = change.written
+    pairs += [
+        (one_line(path), as_written(value, written[path]) if path in written else fmt(value))
+        for path, value in flatten(change.after or {})
+    ]
     width = max((len(p) for p, _ in pairs), default=0)
     return [f"      {paint('+', '+')} {p.ljust(width)} = {v}" for p, v in pairs]
 
@@ -141,7 +154,9 @@ def _create_body(change: ResourceChange, paint: Paint) -> list[str]:
 def _delete_body(change: ResourceChange, paint: Paint) -> list[str]:
     before = change.before or {}
     scalars = [
-        (k, v) for k, v in before.items() if v is not None and not isinstance(v, dict | list)
+        (one_line(k), v)
+        for k, v in before.items()
+        if v is not None and not isinstance(v, dict | list)
     ]
     width = max((len(k) for k, _ in scalars), default=0)
     lines = [f"      {paint('-', '-')} {k.ljust(width)} = {fmt(v)} -> null" for k, v in scalars]

@@ -16,6 +16,7 @@ from reconciler.apply.execute import ChangeExecutor
 from reconciler.drift.refresh import refresh_all, refresh_saved
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
+from reconciler.loading.sources import digest, list_sources
 from reconciler.plan import Plan, PlanOptions, make_plan
 from reconciler.plan.expand import expand
 from reconciler.plan.inputs import RefreshedSnapshot
@@ -35,8 +36,8 @@ from reconciler.usecases.common import (
     load_directory,
     refuse_emptied,
 )
-from reconciler.workspace import open_provider, open_state, secret_salt
-from state import HistoryEntry, StateBackend, StateSnapshot, default_who, lock_state
+from reconciler.workspace import hold_lock, open_provider, open_state, secret_salt
+from state import HistoryEntry, StateBackend, StateSnapshot, default_who
 
 NOT_A_PLAN = "apply takes a plan file (from `poolform plan -out`) or a configuration directory"
 
@@ -101,7 +102,7 @@ def apply_plan(
             f"give its directory: `poolform apply {target.parent}`",
         )
     saved = read_plan(target)
-    configuration = load_directory(saved.directory, "apply")
+    configuration = load_directory(planned_directory(saved), "apply")
     if options.targets or options.replace:
         raise PoolformError(
             "--target and --replace belong to the plan; a saved plan already has them"
@@ -109,9 +110,32 @@ def apply_plan(
     return _apply(configuration, saved.plan.options, saved, how)
 
 
+def planned_directory(saved: SavedPlan) -> Path:
+    """Where the configuration of `saved` is: the first place it was recorded (see
+    reconciler/plan/planfile.py) that holds the configuration the plan was made from; failing
+    that, the first that exists (which then refuses the plan as stale)."""
+    existing = [candidate for candidate in saved.candidates if candidate.is_dir()]
+    if not existing:
+        tried = ", ".join(str(c) for c in saved.candidates)
+        raise PoolformError(
+            f"the configuration this plan was made from ({saved.directory}) is not here "
+            f"(looked in {tried})",
+            hint="run apply where the configuration is (`poolform --chdir DIR apply FILE`)",
+        )
+    for candidate in existing:
+        try:
+            listing = list_sources(candidate)
+            if not listing.problems and digest(listing.sources) == saved.plan.config_digest:
+                return candidate
+        except PoolformError:
+            continue
+    return existing[0]
+
+
 def destroy(
     directory: Path,
     *,
+    targets: tuple[str, ...] = (),
     confirm: Confirm,
     on_plan: Callable[[Plan], None] = ignore,
     on_event: EventSink = ignore,
@@ -121,7 +145,8 @@ def destroy(
     retry: RetryPolicy | None = None,
     clock: Clock = SYSTEM_CLOCK,
 ) -> AppliedPlan:
-    """Delete everything the configuration's state records, once `confirm` says yes."""
+    """Delete everything the configuration's state records (or only `targets` and what
+    depends on them), once `confirm` says yes."""
     how = _How(
         confirm,
         on_plan,
@@ -132,16 +157,19 @@ def destroy(
         retry or RetryPolicy(),
         clock,
     )
-    return _apply(load_directory(directory, "destroy"), PlanOptions(destroy=True), None, how)
+    options = PlanOptions(destroy=True, targets=targets)
+    return _apply(load_directory(directory, "destroy"), options, None, how)
 
 
 def _apply(
     configuration: Configuration, options: PlanOptions, saved: SavedPlan | None, how: _How
 ) -> AppliedPlan:
     backend = open_state(configuration)
-    provider = open_provider(configuration)
+    provider = open_provider(configuration, backend)
     try:
-        with lock_state(backend, "destroy" if options.destroy else "apply", how.lock_timeout):
+        with hold_lock(
+            backend, "destroy" if options.destroy else "apply", how.lock_timeout, configuration
+        ):
             snapshot = backend.read()
             refuse_emptied(configuration, snapshot, options.destroy)
             salt = secret_salt(configuration, snapshot.lineage)
@@ -163,7 +191,8 @@ def _apply(
                 question = (
                     "destroy all of this capacity" if options.destroy else "apply these changes"
                 )
-                confirmed(how.confirm, question)
+                cancelled = "Destroy cancelled" if options.destroy else "Apply cancelled"
+                confirmed(how.confirm, question, cancelled)
             clear = expand(configuration, salt, environment=environment, reveal=True)
             executor = ChangeExecutor(provider, backend, snapshot, clear)
             result = walk_plan(

@@ -9,11 +9,11 @@ from typing import Any
 
 from providers.retry import Clock, RetryPolicy
 from reconciler.checks import load_configuration
-from reconciler.drift.refresh import Refresh, refresh_all
+from reconciler.drift.refresh import Refresh, refresh_all, refresh_observed
 from reconciler.errors import Cancelled, PoolformError
 from reconciler.loading import Configuration, NothingDeclared
 from reconciler.plan.expand import environment_names
-from reconciler.workspace import open_provider
+from reconciler.workspace import nothing_carries, open_provider
 from state import StateSnapshot
 
 Confirm = Callable[[str], bool]  # asked "apply these changes" and the like; True goes on
@@ -27,6 +27,10 @@ def ignore(_: object) -> None:
 def load_directory(path: Path, command: str) -> Configuration:
     """The configuration in directory `path`. A configuration is a directory: planning one of
     its files alone would plan to destroy everything the other files declare."""
+    if path.exists() and not path.is_dir() and not path.is_file():
+        raise PoolformError(
+            f"`poolform {command}` takes a configuration directory: {path} is not one"
+        )
     if path.is_file():
         raise PoolformError(
             f"`poolform {command}` takes a configuration directory, not a file: {path}",
@@ -58,9 +62,11 @@ def refuse_emptied(configuration: Configuration, snapshot: StateSnapshot, destro
     )
 
 
-def confirmed(confirm: Confirm, question: str) -> None:
+def confirmed(confirm: Confirm, question: str, cancelled: str) -> None:
+    """Go on only if `confirm(question)` says yes; otherwise `Cancelled(cancelled)`
+    ("Apply cancelled"), and nothing was changed."""
     if not confirm(question):
-        raise Cancelled(f"{question} cancelled")
+        raise Cancelled(cancelled)
 
 
 def refresh_with_provider(
@@ -70,7 +76,10 @@ def refresh_with_provider(
     retry: RetryPolicy,
     clock: Clock,
 ) -> Refresh:
-    """One full refresh with the configuration's provider, opened and closed around it."""
+    """One full refresh with the configuration's provider, opened and closed around it; none
+    for a state nothing was ever created from (nothing can carry its lineage)."""
+    if nothing_carries(snapshot):
+        return refresh_observed(snapshot, (), salt)
     provider = open_provider(configuration)
     try:
         return refresh_all(provider, snapshot, salt, retry, clock)

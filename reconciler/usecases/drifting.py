@@ -11,6 +11,7 @@ from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.drift.accept import accepted_record
 from reconciler.drift.model import DriftReport, DriftStatus
 from reconciler.drift.refresh import refresh_all
+from reconciler.errors import PoolformError
 from reconciler.usecases.common import (
     Confirm,
     confirmed,
@@ -18,8 +19,11 @@ from reconciler.usecases.common import (
     load_directory,
     refresh_with_provider,
 )
-from reconciler.workspace import open_provider, open_state, read_state, secret_salt
-from state import lock_state
+from reconciler.workspace import hold_lock, open_provider, open_state, read_state, secret_salt
+
+
+class NothingRecorded(PoolformError):
+    """Drift was asked of a state that records no resources."""
 
 
 @dataclass(frozen=True)
@@ -36,9 +40,16 @@ def detect_drift(
     clock: Clock = SYSTEM_CLOCK,
 ) -> DriftReport:
     """Read state (briefly under the lock, so no apply is seen half-way), list what the provider
-    has in one batched refresh, and compare. Changes nothing."""
+    has in one batched refresh, and compare. Changes nothing. A state that records nothing is
+    an error, not "no drift": a scheduled check pointed at the wrong state must not pass."""
     configuration = load_directory(directory, "drift")
     snapshot = read_state(configuration, "drift", lock_timeout)
+    if len(snapshot) == 0:
+        raise NothingRecorded(
+            "nothing is recorded for this configuration: apply it first, or point at its state",
+            hint=f"{directory} has no applied resources in its state; drift compares what "
+            "apply recorded with the cloud",
+        )
     salt = secret_salt(configuration, snapshot.lineage)
     return refresh_with_provider(
         configuration, snapshot, salt, retry or RetryPolicy(), clock
@@ -59,16 +70,16 @@ def accept_drift(
     values the provider reports (a resource deleted by hand is forgotten)."""
     configuration = load_directory(directory, "apply")
     backend = open_state(configuration)
-    provider = open_provider(configuration)
+    provider = open_provider(configuration, backend)
     try:
-        with lock_state(backend, "apply", lock_timeout):
+        with hold_lock(backend, "apply", lock_timeout, configuration):
             snapshot = backend.read()
             salt = secret_salt(configuration, snapshot.lineage)
             report = refresh_all(provider, snapshot, salt, retry or RetryPolicy(), clock).report
             on_report(report)
             if not report.drifted:
                 return AcceptedDrift(report, 0)
-            confirmed(confirm, "accept these values into state")
+            confirmed(confirm, "accept these values into state", "Apply cancelled")
             for item in report.drifted:
                 if item.status is DriftStatus.DELETED:
                     backend.delete_resource(item.address, expected_lineage=snapshot.lineage)

@@ -13,8 +13,8 @@ from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, TAG_TOKEN, ErrorKind, P
 from reconciler.errors import PoolformError
 from reconciler.plan.expand import expand
 from reconciler.usecases.common import environment_values, load_directory
-from reconciler.workspace import open_provider, open_state, secret_salt
-from state import ResourceRecord, lock_state
+from reconciler.workspace import hold_lock, open_provider, open_state, secret_salt
+from state import ResourceRecord
 
 
 @dataclass(frozen=True)
@@ -54,9 +54,9 @@ def import_resource(
     this state's so refresh finds it from now on."""
     configuration = load_directory(directory, "import")
     backend = open_state(configuration)
-    provider = open_provider(configuration)
+    provider = open_provider(configuration, backend)
     try:
-        with lock_state(backend, "import", lock_timeout):
+        with hold_lock(backend, "import", lock_timeout, configuration):
             snapshot = backend.read()
             salt = secret_salt(configuration, snapshot.lineage)
             environment = environment_values(configuration, environ)

@@ -8,9 +8,10 @@ from pathlib import Path
 
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.gcpause import collector_paused
+from reconciler.loading import Configuration
 from reconciler.plan import Plan, PlanOptions, make_plan
 from reconciler.plan.inputs import RefreshedSnapshot
-from reconciler.plan.planfile import read_plan, write_plan
+from reconciler.plan.planfile import SavedPlan, read_plan, write_plan
 from reconciler.plan.reread import Reread, plan_rereads
 from reconciler.usecases.common import (
     environment_values,
@@ -18,7 +19,7 @@ from reconciler.usecases.common import (
     refresh_with_provider,
     refuse_emptied,
 )
-from reconciler.workspace import read_state, secret_salt
+from reconciler.workspace import pin_state, read_state, secret_salt
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class PlannedConfiguration:
     plan: Plan
     directory: Path  # as given: a saved plan keeps it so apply finds the configuration again
     rereads: Reread | None  # what applying it as a saved plan re-reads (None: not refreshed)
+    configuration: Configuration
 
 
 def plan_configuration(
@@ -53,14 +55,23 @@ def plan_configuration(
     with collector_paused():
         plan = make_plan(configuration, refreshed, options, salt=salt, environment=environment)
     rereads = plan_rereads(plan, snapshot, refresh.refreshed.found, salt) if refresh else None
-    return PlannedConfiguration(plan, directory, rereads)
+    return PlannedConfiguration(plan, directory, rereads, configuration)
 
 
-def save_plan(planned: PlannedConfiguration, path: Path) -> None:
-    """`plan -out FILE`: the plan, sealed, for `apply FILE`."""
-    write_plan(planned.plan, path, planned.directory, planned.rereads)
+def save_plan(
+    planned: PlannedConfiguration,
+    path: Path,
+    *,
+    label: str | None = None,
+    commit: str | None = None,
+) -> None:
+    """`plan -out FILE`: the plan, sealed, for `apply FILE`, with what it was made for."""
+    write_plan(planned.plan, path, planned.directory, planned.rereads, label=label, commit=commit)
+    # A plan made against a state that does not exist yet names it: create it now (with the
+    # plan's lineage and salt), so `apply FILE` finds the state the plan was made from.
+    pin_state(planned.configuration, planned.plan.lineage)
 
 
-def read_saved_plan(path: Path) -> Plan:
-    """The plan a `plan -out` file holds (refused when damaged or edited)."""
-    return read_plan(path).plan
+def read_saved_plan(path: Path) -> SavedPlan:
+    """What a `plan -out` file holds (refused when damaged or edited)."""
+    return read_plan(path)

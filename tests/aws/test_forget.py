@@ -29,6 +29,9 @@ machine_types:
   - machine_type: cpu
     launch_templates: [{instance_type: m5.large}]
     partitions: [{name: any, size: 2, warm: 1}]
+  - machine_type: spare  # still recorded after `state rm` of cpu: drift has something to check
+    launch_templates: [{instance_type: m5.large}]
+    partitions: [{name: any, size: 1, warm: 0}]
 """,
 }
 
@@ -43,9 +46,9 @@ def test_state_rm_untags_and_the_next_plan_deletes_nothing(run, write, aws_env: 
     directory: Path = write(CONFIG)
     applied = run("apply", directory, "--auto-approve")
     assert applied.code == 0, applied.out + applied.err
-    ids = json.loads(run("state", "show", ADDRESS, "--dir", directory).out)["provider_ids"]
+    ids = json.loads(run("state", "show", ADDRESS, "--chdir", directory).out)["provider_ids"]
 
-    removed = run("state", "rm", ADDRESS, "--dir", directory)
+    removed = run("state", "rm", ADDRESS, "--chdir", directory)
     assert removed.code == 0, removed.err
     plan = json.loads(run("plan", directory, "--json").out)
     assert [c["action"] for c in plan["changes"]] == ["create"]  # declared, recorded nowhere
@@ -66,7 +69,7 @@ def test_state_rm_untags_and_the_next_plan_deletes_nothing(run, write, aws_env: 
         assert poolform_tags(found["Tags"]) == {}, resource
     assert run("drift", directory).code == 0
 
-    imported = run("import", ADDRESS, ids["group"], "--dir", directory)
+    imported = run("import", ADDRESS, ids["group"], "--chdir", directory)
     assert imported.code == 0, imported.err
     assert run("plan", directory, "--detailed-exitcode").code == 0
 
@@ -76,12 +79,12 @@ def test_import_refuses_a_group_another_state_manages(
 ) -> None:  # type: ignore[no-untyped-def]
     directory: Path = write(CONFIG)
     assert run("apply", directory, "--auto-approve").code == 0
-    group = json.loads(run("state", "show", ADDRESS, "--dir", directory).out)["provider_ids"]
+    group = json.loads(run("state", "show", ADDRESS, "--chdir", directory).out)["provider_ids"]
     other = tmp_path / "other"
     other.mkdir()
     for name, text in CONFIG.items():
         (other / name).write_text(text)
-    refused = run("import", ADDRESS, group["group"], "--dir", other)
+    refused = run("import", ADDRESS, group["group"], "--chdir", other)
     assert refused.code == 1
     assert "managed by another poolform state" in refused.err
     assert run("plan", directory, "--detailed-exitcode").code == 0

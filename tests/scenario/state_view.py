@@ -13,7 +13,7 @@ from tests.scenario.installed import poolform
 
 def pulled(directory: Path) -> dict[str, Any] | None:
     """The `state pull` document, or None when the configuration has no state yet."""
-    result = poolform("state", "pull", "--dir", directory)
+    result = poolform("state", "pull", "--chdir", directory)
     if result.returncode != 0 and "no state" in result.stderr:
         return None
     assert result.returncode == 0, result.stderr

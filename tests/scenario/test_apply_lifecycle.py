@@ -110,21 +110,21 @@ def test_import_takes_an_existing_resource_under_management(
         ).returncode
         == 0
     )
-    state = poolform("state", "show", "resource_pool.team-quota", "--dir", other)
+    state = poolform("state", "show", "resource_pool.team-quota", "--chdir", other)
     object_id = __import__("json").loads(state.stdout)["provider_ids"]["object"]
     # Another state's resource is refused until that state lets it go.
-    forgotten = poolform("state", "rm", "resource_pool.team-quota", "--dir", other)
+    forgotten = poolform("state", "rm", "resource_pool.team-quota", "--chdir", other)
     assert forgotten.returncode == 0, forgotten.stderr
     (quickstart / ".poolform").mkdir(mode=0o700)
     shutil.copy(other / ".poolform" / "local-cloud.db", quickstart / ".poolform" / "local-cloud.db")
 
-    imported = poolform("import", "resource_pool.team-quota", object_id, "--dir", quickstart)
+    imported = poolform("import", "resource_pool.team-quota", object_id, "--chdir", quickstart)
     assert imported.returncode == 0, imported.stderr
     plan = poolform("plan", quickstart, "--json")
     changes = {c["address"]: c["action"] for c in __import__("json").loads(plan.stdout)["changes"]}
     assert "resource_pool.team-quota" not in changes  # adopted as it is, not created again
     assert (
-        poolform("import", "resource_pool.team-quota", object_id, "--dir", quickstart).returncode
+        poolform("import", "resource_pool.team-quota", object_id, "--chdir", quickstart).returncode
         == 1
     )
 
@@ -133,10 +133,16 @@ def test_a_template_changed_by_hand_is_put_back(quickstart: Path) -> None:
     assert poolform("apply", quickstart, "--auto-approve").returncode == 0
     address = "machine_pool.shared-machines.machine_type.h100"
     changed = poolform(
-        "local", "change-template", address, "--instance-type", "p5e.48xlarge", "--dir", quickstart
+        "local",
+        "change-template",
+        address,
+        "--instance-type",
+        "p5e.48xlarge",
+        "--chdir",
+        quickstart,
     )
     assert changed.returncode == 0, changed.stderr
     terminated = running(quickstart)["c5.xlarge"][0]
-    assert poolform("local", "terminate", terminated, "--dir", quickstart).returncode == 0
+    assert poolform("local", "terminate", terminated, "--chdir", quickstart).returncode == 0
     assert poolform("apply", quickstart, "--auto-approve").returncode == 0
     assert_converged(quickstart)

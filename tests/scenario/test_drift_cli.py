@@ -114,12 +114,12 @@ def test_resources_tagged_with_this_state_but_recorded_nowhere_are_listed_apart(
 ) -> None:
     assert run("apply", quickstart, "--auto-approve").code == 0
     # (`state rm` also untags the resource; a pushed state that drops a record does not)
-    pulled = json.loads(run("state", "pull", "--dir", quickstart).out)
+    pulled = json.loads(run("state", "pull", "--chdir", quickstart).out)
     pulled["resources"] = [
         r for r in pulled["resources"] if r["address"] != "resource_pool.team-quota"
     ]
     (quickstart / "pulled.json").write_text(json.dumps(pulled))
-    assert run("state", "push", quickstart / "pulled.json", "--dir", quickstart).code == 0
+    assert run("state", "push", quickstart / "pulled.json", "--chdir", quickstart).code == 0
     code, report = drift_json(run, quickstart)
     assert code == 2
     assert report["drifted"] == []
@@ -134,16 +134,16 @@ def test_refresh_only_shows_then_accepts_reality_without_touching_capacity(
 ) -> None:
     assert run("apply", quickstart, "--auto-approve").code == 0
     change_template(quickstart / ".poolform", CPU, instance_type="m5.2xlarge")
-    before = run("state", "show", CPU, "--dir", quickstart).out
+    before = run("state", "show", CPU, "--chdir", quickstart).out
 
     shown = run("plan", quickstart, "--refresh-only", "--detailed-exitcode")
     assert shown.code == 2 and "would record these values in state" in shown.out
-    assert run("state", "show", CPU, "--dir", quickstart).out == before
+    assert run("state", "show", CPU, "--chdir", quickstart).out == before
 
     accepted = run("apply", quickstart, "--refresh-only", "--auto-approve")
     assert accepted.code == 0, accepted.err
     assert "capacity unchanged" in accepted.out
-    record = json.loads(run("state", "show", CPU, "--dir", quickstart).out)
+    record = json.loads(run("state", "show", CPU, "--chdir", quickstart).out)
     assert record["attributes"]["launch_templates"][0]["instance_type"] == "m5.2xlarge"
     assert drift_json(run, quickstart)[0] == 0
     # The configuration still says m5.large: plan now proposes that as an ordinary change.
@@ -155,7 +155,7 @@ def test_refresh_only_shows_then_accepts_reality_without_touching_capacity(
 def test_refresh_only_on_an_empty_state_creates_nothing(run, quickstart: Path) -> None:
     result = run("apply", quickstart, "--refresh-only", "--auto-approve")
     assert result.code == 0 and "Nothing to accept" in result.out
-    assert run("state", "list", "--dir", quickstart).out == ""
+    assert run("state", "list", "--chdir", quickstart).out == ""
     assert run("plan", quickstart, "--refresh-only", "-out", quickstart / "p").code == 1
 
 
@@ -188,7 +188,9 @@ def test_markdown_is_ready_for_an_issue(run, quickstart: Path) -> None:
     change_template(quickstart / ".poolform", CPU, instance_type="m5.2xlarge")
     result = run("drift", quickstart, "--markdown")
     assert result.code == 2
-    assert result.out.startswith("### :warning: poolform drift")
+    marker, heading = result.out.splitlines()[:2]
+    assert marker == f"<!-- poolform-drift: {quickstart} -->"  # an issue found again by it
+    assert heading == "### :warning: poolform drift"
     assert (
         f'| `{CPU}` | changed | `instance_type` | `"m5.large"` | `"m5.2xlarge"` | configuration |'
         in result.out

@@ -31,7 +31,7 @@ def deletions(plan: dict[str, Any]) -> list[str]:
 
 
 def ids_of(run: Any, directory: Path, address: str) -> dict[str, str]:
-    shown = run("state", "show", address, "--dir", directory)
+    shown = run("state", "show", address, "--chdir", directory)
     assert shown.code == 0, shown.err
     ids: dict[str, str] = json.loads(shown.out)["provider_ids"]
     return ids
@@ -44,11 +44,11 @@ def running_ids(directory: Path) -> set[str]:
 def drop_records(run: Any, directory: Path, *addresses: str) -> None:
     """What a hand-edited `state push` (or an older `state rm`) leaves: records gone, the
     resources still carrying this state's tags."""
-    pulled = json.loads(run("state", "pull", "--dir", directory).out)
+    pulled = json.loads(run("state", "pull", "--chdir", directory).out)
     pulled["resources"] = [r for r in pulled["resources"] if r["address"] not in addresses]
     path = directory / "pulled.json"
     path.write_text(json.dumps(pulled))
-    assert run("state", "push", path, "--dir", directory).code == 0
+    assert run("state", "push", path, "--chdir", directory).code == 0
     path.unlink()
 
 
@@ -60,7 +60,7 @@ def test_state_rm_then_plan_deletes_nothing_and_import_takes_it_back(
     before = running_ids(quickstart)
     ids = ids_of(run, quickstart, address)
 
-    removed = run("state", "rm", address, "--dir", quickstart)
+    removed = run("state", "rm", address, "--chdir", quickstart)
     assert removed.code == 0, removed.err
     plan = plan_json(run, quickstart)
     assert deletions(plan) == []
@@ -72,7 +72,7 @@ def test_state_rm_then_plan_deletes_nothing_and_import_takes_it_back(
     assert drift.code == 0 and json.loads(drift.out)["unmanaged"] == []
     assert running_ids(quickstart) == before
 
-    imported = run("import", address, ids[key], "--dir", quickstart)
+    imported = run("import", address, ids[key], "--chdir", quickstart)
     assert imported.code == 0, imported.err
     assert run("plan", quickstart, "--detailed-exitcode").code == 0
     assert running_ids(quickstart) == before
@@ -116,21 +116,21 @@ def test_a_tagged_resource_no_record_accounts_for_is_reported_and_never_deleted(
 def test_import_refuses_an_object_of_another_type(run: Any, quickstart: Path) -> None:
     assert run("apply", quickstart, "--auto-approve").code == 0
     policy = ids_of(run, quickstart, POLICY)["object"]
-    assert run("state", "rm", QUOTA, "--dir", quickstart).code == 0
+    assert run("state", "rm", QUOTA, "--chdir", quickstart).code == 0
 
-    recorded = run("import", QUOTA, policy, "--dir", quickstart)
+    recorded = run("import", QUOTA, policy, "--chdir", quickstart)
     assert recorded.code == 1 and f"already managed as {POLICY}" in recorded.err
-    assert run("state", "rm", POLICY, "--dir", quickstart).code == 0
-    refused = run("import", QUOTA, policy, "--dir", quickstart)
+    assert run("state", "rm", POLICY, "--chdir", quickstart).code == 0
+    refused = run("import", QUOTA, policy, "--chdir", quickstart)
     assert refused.code == 1
     assert "is a subject policy, not a resource pool" in refused.err
-    assert QUOTA not in run("state", "list", "--dir", quickstart).out
+    assert QUOTA not in run("state", "list", "--chdir", quickstart).out
     assert deletions(plan_json(run, quickstart)) == []  # the policy is untouched
 
     group = ids_of(run, quickstart, WORKERS)["group"]
-    assert run("state", "rm", CPU, "--dir", quickstart).code == 0
-    assert run("state", "rm", WORKERS, "--dir", quickstart).code == 0
-    wrong = run("import", CPU, group, "--dir", quickstart)
+    assert run("state", "rm", CPU, "--chdir", quickstart).code == 0
+    assert run("state", "rm", WORKERS, "--chdir", quickstart).code == 0
+    wrong = run("import", CPU, group, "--chdir", quickstart)
     assert wrong.code == 1 and "is a worker pool, not a machine type" in wrong.err
 
 
@@ -142,14 +142,14 @@ def test_import_refuses_what_this_or_another_state_manages(
     (quickstart / "more.yaml").write_text(
         "kind: WorkerPool\nname: more\npool: {workers: 1}\nresources: {instance_type: c5.xlarge}\n"
     )
-    recorded = run("import", "worker_pool.more", group, "--dir", quickstart)
+    recorded = run("import", "worker_pool.more", group, "--chdir", quickstart)
     assert recorded.code == 1 and f"already managed as {WORKERS}" in recorded.err
 
     # tagged as this state's worker pool, though no record says so: only its own address
     drop_records(run, quickstart, WORKERS)
-    tagged = run("import", "worker_pool.more", group, "--dir", quickstart)
+    tagged = run("import", "worker_pool.more", group, "--chdir", quickstart)
     assert tagged.code == 1 and f"belongs to this state's {WORKERS}" in tagged.err
-    assert run("import", WORKERS, group, "--dir", quickstart).code == 0
+    assert run("import", WORKERS, group, "--chdir", quickstart).code == 0
 
     # another state (another lineage) sharing the cloud: refused until it lets go
     other = tmp_path / "other"
@@ -159,7 +159,7 @@ def test_import_refuses_what_this_or_another_state_manages(
     (other / "cluster.yaml").write_text(
         "kind: Cluster\nname: other\nprovider: local\nstate: {path: .poolform/other.db}\n"
     )
-    foreign = run("import", WORKERS, group, "--dir", other)
+    foreign = run("import", WORKERS, group, "--chdir", other)
     assert foreign.code == 1, foreign.out
     assert "managed by another poolform state" in foreign.err
 
@@ -169,10 +169,10 @@ def test_state_rm_of_what_is_gone_and_import_of_what_never_was(run: Any, quickst
 
     assert run("apply", quickstart, "--auto-approve").code == 0
     delete_group(quickstart / ".poolform", WORKERS)
-    removed = run("state", "rm", WORKERS, "--dir", quickstart)
+    removed = run("state", "rm", WORKERS, "--chdir", quickstart)
     assert removed.code == 0, removed.err
     assert "no longer has" in removed.out or "no longer marks" in removed.out
     for odd in ("wp-nothing", "\u00e9\u200b", "wp-'; DROP TABLE groups; --"):
-        result = run("import", WORKERS, odd, "--dir", quickstart)
+        result = run("import", WORKERS, odd, "--chdir", quickstart)
         assert result.code == 1 and "not found" in result.err
-    assert WORKERS not in run("state", "list", "--dir", quickstart).out
+    assert WORKERS not in run("state", "list", "--chdir", quickstart).out

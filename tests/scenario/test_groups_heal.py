@@ -48,7 +48,7 @@ def test_a_fixed_worker_pool_that_lost_a_worker_is_restored_by_apply(run: Any, w
     assert run("apply", directory, "--auto-approve").code == 0
     workers = running(directory, "worker_pool.fixed")
     assert len(workers) == 10
-    assert run("local", "terminate", workers[0], "--dir", directory).code == 0
+    assert run("local", "terminate", workers[0], "--chdir", directory).code == 0
 
     code, found = notes(run, directory)
     assert code == 0  # not drift: the group's own business, as a cloud's would be
@@ -69,7 +69,7 @@ def test_a_worker_pool_keeps_the_count_the_scheduler_asked_for(run: Any, write: 
     directory: Path = write({"cluster.yaml": CLUSTER, "elastic.yaml": ELASTIC})
     assert run("apply", directory, "--auto-approve").code == 0
     moved = run(
-        "local", "resize-group", "worker_pool.elastic", "--desired", "3", "--dir", directory
+        "local", "resize-group", "worker_pool.elastic", "--desired", "3", "--chdir", directory
     )
     assert moved.code == 0
     assert len(running(directory, "worker_pool.elastic")) == 1
@@ -81,7 +81,7 @@ def test_a_worker_pool_keeps_the_count_the_scheduler_asked_for(run: Any, write: 
 def test_a_machine_type_group_heals_on_the_next_call(run: Any, write: Any) -> None:
     directory: Path = write({"cluster.yaml": CLUSTER, "pool.yaml": POOL})
     assert run("apply", directory, "--auto-approve").code == 0
-    moved = run("local", "resize-group", CPU, "--desired", "3", "--dir", directory)
+    moved = run("local", "resize-group", CPU, "--desired", "3", "--chdir", directory)
     assert moved.code == 0
     assert len(running(directory, CPU)) == 1  # the numbers changed, nothing launched yet
     code, found = notes(run, directory)  # the next call that reads the group heals it
@@ -89,7 +89,7 @@ def test_a_machine_type_group_heals_on_the_next_call(run: Any, write: Any) -> No
     assert len(running(directory, CPU)) == 3
 
     lost = running(directory, CPU)[0]
-    assert run("local", "terminate", lost, "--dir", directory).code == 0
+    assert run("local", "terminate", lost, "--chdir", directory).code == 0
     assert run("plan", directory, "--detailed-exitcode").code == 0
     healed = running(directory, CPU)
     assert len(healed) == 3 and lost not in healed
@@ -102,7 +102,7 @@ def test_a_group_that_cannot_heal_yet_is_a_note_until_capacity_returns(
     assert run("apply", directory, "--auto-approve").code == 0
     [only] = running(directory, CPU)
     set_capacity(directory / ".poolform", "m5.large", "ON_DEMAND", 0)
-    assert run("local", "terminate", only, "--dir", directory).code == 0
+    assert run("local", "terminate", only, "--chdir", directory).code == 0
 
     code, found = notes(run, directory)
     assert code == 0

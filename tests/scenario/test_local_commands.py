@@ -21,7 +21,7 @@ COMMANDS = [
 
 def test_instances_show_their_group_and_its_address(run: Any, quickstart: Path) -> None:
     assert run("apply", quickstart, "--auto-approve").code == 0
-    shown = run("local", "instances", "--dir", quickstart)
+    shown = run("local", "instances", "--chdir", quickstart)
     assert shown.code == 0
     lines = shown.out.splitlines()
     instances = list_instances(quickstart / ".poolform")
@@ -40,7 +40,7 @@ def test_instances_show_their_group_and_its_address(run: Any, quickstart: Path) 
 def test_a_directory_with_no_configuration_gets_nothing(
     run: Any, tmp_path: Path, command: tuple[str, ...]
 ) -> None:
-    result = run("local", *command, "--dir", tmp_path)
+    result = run("local", *command, "--chdir", tmp_path)
     assert result.code == 1
     assert "has no *.yaml or *.yml files" in result.err
     assert list(tmp_path.iterdir()) == []
@@ -50,7 +50,7 @@ def test_a_directory_with_no_configuration_gets_nothing(
 def test_a_configuration_never_applied_gets_nothing(
     run: Any, quickstart: Path, command: tuple[str, ...]
 ) -> None:
-    result = run("local", *command, "--dir", quickstart)
+    result = run("local", *command, "--chdir", quickstart)
     assert result.code == 1
     assert "nothing has been applied" in result.err and "poolform apply" in result.err
     assert not (quickstart / ".poolform").exists()
@@ -58,6 +58,6 @@ def test_a_configuration_never_applied_gets_nothing(
 
 def test_a_configuration_on_another_provider_is_refused(run: Any, write: Any) -> None:
     directory: Path = write({"cluster.yaml": "kind: Cluster\nname: c\nprovider: aws\n"})
-    result = run("local", "instances", "--dir", directory)
+    result = run("local", "instances", "--chdir", directory)
     assert result.code == 1 and "on the aws provider" in result.err
     assert not (directory / ".poolform").exists()

@@ -63,7 +63,7 @@ def test_no_changes_exits_0_with_detailed_exitcode(run, quickstart: Path) -> Non
 
 
 def test_state_files_are_private(run, quickstart: Path) -> None:
-    run("plan", quickstart)
+    run("apply", quickstart, "--auto-approve")  # plan alone creates no state
     state_dir = quickstart / ".poolform"
     assert (state_dir.stat().st_mode & 0o777) == 0o700
     for path in state_dir.iterdir():

@@ -72,6 +72,7 @@ def test_an_empty_configuration_with_empty_state_is_refused_as_terraform_does(ru
     result = run("plan", directory, "--detailed-exitcode")
     assert result.code == 1 and "declare nothing" in result.err
     assert run("plan", directory, "--destroy", "--detailed-exitcode").code == 0
+    assert not (directory / ".poolform").exists()  # refusing, or planning nothing, writes nothing
 
 
 def test_ctrl_c_in_the_cli_exits_130_saying_interrupted(run, quickstart: Path, monkeypatch) -> None:

@@ -61,7 +61,7 @@ def test_canary_appears_in_no_output_and_no_file(
         )
     backend.close()
     assert CANARY.encode() not in every_byte_under(directory / ".poolform")
-    pulled = run("state", "pull", "--dir", directory)
+    pulled = run("state", "pull", "--chdir", directory)
     assert pulled.code == 0, pulled.err
     assert CANARY not in pulled.out and "sensitive:sha256:" in pulled.out
 

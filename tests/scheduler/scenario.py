@@ -36,7 +36,7 @@ def as_json(*args: object) -> Any:
 
 
 def jobs(directory: Path) -> dict[int, dict[str, Any]]:
-    return {job["id"]: job for job in as_json("jobs", "list", "--dir", directory)["jobs"]}
+    return {job["id"]: job for job in as_json("jobs", "list", "--chdir", directory)["jobs"]}
 
 
 def wait_until(what: str, condition: Callable[[], bool], deadline: float = 60.0) -> None:
@@ -51,7 +51,7 @@ def cycle_until(directory: Path, what: str, condition: Callable[[], bool]) -> No
     """Run `scheduler run --once` until the condition holds (each run is one whole cycle)."""
 
     def step() -> bool:
-        ok("scheduler", "run", "--once", "--grace", "5s", "--dir", directory)
+        ok("scheduler", "run", "--once", "--grace", "5s", "--chdir", directory)
         return condition()
 
     wait_until(what, step)
@@ -64,7 +64,7 @@ def applied_copy(source: Path, target: Path) -> Path:
 
 
 def scheduler_loop(directory: Path) -> subprocess.Popen[str]:
-    return start("scheduler", "run", "--interval", "0.05", "--grace", "5s", "--dir", directory)
+    return start("scheduler", "run", "--interval", "0.05", "--grace", "5s", "--chdir", directory)
 
 
 def statuses(directory: Path) -> dict[int, str]:

@@ -45,7 +45,7 @@ def test_kill_9_of_the_scheduler_loses_and_duplicates_nothing(tmp_path: Path) ->
     ok("apply", directory, "--auto-approve")
     job = tmp_path / "job.yaml"
     job.write_text(JOB)
-    submitted = as_json("jobs", "submit", job, "--num-jobs", "8", "--dir", directory)["jobs"]
+    submitted = as_json("jobs", "submit", job, "--num-jobs", "8", "--chdir", directory)["jobs"]
     ids = [j["id"] for j in submitted]
 
     chance = random.Random(11)
@@ -73,5 +73,5 @@ def test_kill_9_of_the_scheduler_loses_and_duplicates_nothing(tmp_path: Path) ->
         assert re.findall(r"^done (\d+)$", log, re.M) == [str(job_record["rank"])], log
         ran = [a for a in (jobs_dir / str(job_id)).glob("attempt-*") if (a / "exit").exists()]
         assert len(ran) == 1, f"job {job_id} ran {len(ran)} times"
-    history = as_json("jobs", "show", ids[0], "--dir", directory)["history"]
+    history = as_json("jobs", "show", ids[0], "--chdir", directory)["history"]
     assert history[-1]["code"] == "succeeded"

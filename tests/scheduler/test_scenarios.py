@@ -46,12 +46,12 @@ def test_skypilot_batch_runs_every_rank_once_on_three_reused_workers(tmp_path: P
     directory = applied_copy(EXAMPLES / "skypilot", tmp_path / "skypilot")
     batch = EXAMPLES / "skypilot" / "jobs" / "batch-job.yaml"
     submitted = as_json("jobs", "submit", batch, "--pool", "gpu-pool", "--num-jobs", "10",
-                        "--dir", directory)["jobs"]  # fmt: skip
+                        "--chdir", directory)["jobs"]  # fmt: skip
     assert [j["rank"] for j in submitted] == list(range(10))
     assert {j["status"] for j in submitted} == {"queued"}
     counted = tmp_path / "counted.yaml"
     counted.write_text(COUNTING_JOB.format(counter=tmp_path / "running"))
-    ok("jobs", "submit", counted, "--num-jobs", "6", "--dir", directory)
+    ok("jobs", "submit", counted, "--num-jobs", "6", "--chdir", directory)
 
     loop = scheduler_loop(directory)
     try:
@@ -67,7 +67,7 @@ def test_skypilot_batch_runs_every_rank_once_on_three_reused_workers(tmp_path: P
         log = (directory / ".poolform" / "jobs" / str(job["id"]) / "output.log").read_text()
         ranks += [int(r) for r in re.findall(r"^Job rank: (\d+) out of 10$", log, re.M)]
     assert sorted(ranks) == list(range(10))
-    first = ok("jobs", "logs", submitted[0]["id"], "--dir", directory)
+    first = ok("jobs", "logs", submitted[0]["id"], "--chdir", directory)
     assert first.startswith("Job rank: 0 out of 10\nProcessing prompts from 0 to 100\n")
     trace = [int(n) for n in (tmp_path / "running.trace").read_text().split()]
     assert len(trace) == 6 and max(trace) <= 3
@@ -91,25 +91,27 @@ def test_zenml_reserved_step_is_never_evicted_and_the_burst_is_reclaimed(tmp_pat
                          release, preemptible=False)  # fmt: skip
     burst = _blocking_job(tmp_path / "burst.yaml", "train-step", "prod-stack/orchestrator", 3,
                           release, preemptible=True, retries=2)  # fmt: skip
-    [reserved_step] = [j["id"] for j in as_json("jobs", "submit", step, "--dir", directory)["jobs"]]
+    [reserved_step] = [
+        j["id"] for j in as_json("jobs", "submit", step, "--chdir", directory)["jobs"]
+    ]
     bursts = [j["id"] for j in as_json("jobs", "submit", burst, "--num-jobs", "3",
-                                       "--dir", directory)["jobs"]]  # fmt: skip
+                                       "--chdir", directory)["jobs"]]  # fmt: skip
 
     def running(ids: list[int]) -> bool:
         return all(statuses(directory)[i] == "running" for i in ids)
 
     cycle_until(directory, "the step and the burst run", lambda: running([reserved_step, *bursts]))
-    pool = as_json("pools", "status", "datacenter-one", "--dir", directory)["pools"][0]
+    pool = as_json("pools", "status", "datacenter-one", "--chdir", directory)["pools"][0]
     gpu = next(k for k in pool["keys"] if k["key"] == "gpu")
     assert (gpu["used"], gpu["borrowed"]) == (10, 3)  # prod holds 9 against a reservation of 6
 
-    [owner] = [j["id"] for j in as_json("jobs", "submit", step, "--dir", directory)["jobs"]]
-    ok("scheduler", "run", "--once", "--dir", directory)
+    [owner] = [j["id"] for j in as_json("jobs", "submit", step, "--chdir", directory)["jobs"]]
+    ok("scheduler", "run", "--once", "--chdir", directory)
     assert jobs(directory)[owner]["reason"]["code"] == "waiting_for_victims"
     cycle_until(directory, "the owner runs", lambda: running([owner]))
 
     victim = bursts[-1]  # the most recently admitted borrower
-    story = as_json("jobs", "show", victim, "--dir", directory)
+    story = as_json("jobs", "show", victim, "--chdir", directory)
     assert "preempted" in [e["code"] for e in story["history"]]
     assert story["status"] == "queued" and story["retries_left"] == 1
     assert story["reason"]["code"] in ("waiting_for_capacity", "policy_limit_reached")
@@ -120,7 +122,7 @@ def test_zenml_reserved_step_is_never_evicted_and_the_burst_is_reclaimed(tmp_pat
         directory, "everything ended", lambda: set(statuses(directory).values()) <= TERMINAL
     )
     assert set(statuses(directory).values()) == {"succeeded"}
-    never = as_json("jobs", "show", reserved_step, "--dir", directory)
+    never = as_json("jobs", "show", reserved_step, "--chdir", directory)
     assert not {"preempting", "preempted"} & {e["code"] for e in never["history"]}
 
 
@@ -128,13 +130,13 @@ def test_determined_routing_and_a_gpu_job_aimed_at_a_cpu_pool(tmp_path: Path) ->
     here = Path(__file__).parent / "fixtures" / "determined-local"
     directory = applied_copy(here, tmp_path / "determined")
     jobs_dir = EXAMPLES / "determined" / "jobs"
-    [experiment] = as_json("jobs", "submit", jobs_dir / "experiment.yaml", "--dir", directory)[
+    [experiment] = as_json("jobs", "submit", jobs_dir / "experiment.yaml", "--chdir", directory)[
         "jobs"
     ]
-    [board] = as_json("jobs", "submit", jobs_dir / "tensorboard.yaml", "--dir", directory)["jobs"]
+    [board] = as_json("jobs", "submit", jobs_dir / "tensorboard.yaml", "--chdir", directory)["jobs"]
 
     refused = poolform("jobs", "submit", jobs_dir / "experiment.yaml", "--pool", "aws-cpu",
-                       "--dir", directory)  # fmt: skip
+                       "--chdir", directory)  # fmt: skip
     assert refused.returncode == 1
     assert "job rejected (infeasible)" in refused.stderr
     assert "gpu 8 needed, the pool has none" in refused.stderr
@@ -145,7 +147,7 @@ def test_determined_routing_and_a_gpu_job_aimed_at_a_cpu_pool(tmp_path: Path) ->
     final = jobs(directory)
     assert (final[experiment["id"]]["pool"], final[board["id"]]["pool"]) == ("aws-v100", "aws-cpu")
     assert final[experiment["id"]]["status"] == final[board["id"]]["status"] == "succeeded"
-    assert ok("jobs", "logs", experiment["id"], "--dir", directory) == "training\n"
+    assert ok("jobs", "logs", experiment["id"], "--chdir", directory) == "training\n"
     job_dir = directory / ".poolform" / "jobs" / str(experiment["id"])
     assert stat.S_IMODE(job_dir.stat().st_mode) == 0o700
     assert stat.S_IMODE((job_dir / "work").stat().st_mode) == 0o700

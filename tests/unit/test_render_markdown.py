@@ -41,10 +41,12 @@ def test_hard_cap_cuts_in_place_details_first() -> None:
         for n in range(200)
     ]
     gone = delete("resource_pool.old", "resource_pool", {"capacity": {"gpu": 1}})
-    md = render_markdown(plan_of(*changes, gone), limit=5_000)
+    md = render_markdown(plan_of(*changes, gone), limit=5_000, plan_file="pr-12.plan")
     assert len(md) < 5_000
     assert "**`resource_pool.old`** (destroy): no longer in the configuration" in md
-    match = re.search(r"… (\d+) more in-place updates not shown; run `poolform show plan.out`", md)
+    match = re.search(
+        r"… (\d+) more in-place updates not shown; run `poolform show pr-12.plan`", md
+    )
     assert match is not None
     shown = md.count("<code>~ subject_policy.p")
     assert shown + int(match.group(1)) == 200
@@ -73,4 +75,16 @@ def test_sensitive_masked_and_no_changes() -> None:
     assert "No changes" not in md
     assert render_markdown(plan_of()).startswith(
         "### poolform plan: No changes. Your capacity matches the configuration\n"
+    )
+
+
+def test_the_cut_note_says_how_to_see_everything_when_nothing_was_saved() -> None:
+    changes = [
+        update(f"subject_policy.p{n}", "subject_policy", {}, {}, AttributeChange(f"f_{n}", 1, 2))
+        for n in range(200)
+    ]
+    md = render_markdown(plan_of(*changes), limit=5_000)
+    assert "plan.out" not in md
+    assert md.rstrip().endswith(
+        "not shown; save the plan with `poolform plan -out FILE` and run `poolform show FILE`"
     )

@@ -130,7 +130,7 @@ def test_a_permanent_error_stops_new_work_and_skips_dependents_once() -> None:
     events: list[dict[str, object]] = []
     result = walk_plan(plan, execute, parallelism=1, emit=events.append, clock=FakeClock())
     a, b, c, x = map(ChangeKey, "abcx")
-    assert result.failed == {a: "invalid instance type (permanent)"}
+    assert result.failed == {a: "invalid instance type"}
     assert result.skipped == {b: a, c: a}
     assert result.not_started == (x,)
     assert sorted(e["address"] for e in events if e["type"] == "skipped") == ["b", "c"]

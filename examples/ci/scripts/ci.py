@@ -1,0 +1,186 @@
+"""The CI steps that talk to the code host, on GitHub Actions and GitLab CI alike.
+
+    python3 ci.py plan-comment          post or update the review comment of the plan
+    python3 ci.py fetch-plan            download the plan reviewed on the merged pull request
+    python3 ci.py apply-note --status N say on the merged pull request what the apply did
+    python3 ci.py drift-issue --status N open, update or close the drift issue
+
+The shell scripts beside this file run poolform and leave its output in the working directory
+(poolform-plan.status/.md/.err, poolform-review.json, poolform-apply.log, poolform-drift.md);
+this reads those files and the CI's own variables:
+
+    POOLFORM_DIR        the configuration directory (default capacity)
+    POOLFORM_PR         the pull request's number (GitHub); GitLab's CI_MERGE_REQUEST_IID
+    POOLFORM_COMMIT     the commit reviewed (default GITHUB_SHA or CI_COMMIT_SHA)
+
+Exit 0 when done, 1 with a one-line reason on stderr otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import bodies
+from bodies import Context
+from forge import PLAN_FILE, Forge, ForgeError, GitHub, GitLab, Review, forge_from
+
+REVIEW_FILE = "poolform-review.json"
+
+
+def context_from(environ: Mapping[str, str], *, reviewed: bool = True) -> Context:
+    """`reviewed`: the commit a review is about (a pull request's head) rather than this run's."""
+    commit = environ.get("GITHUB_SHA") or environ.get("CI_COMMIT_SHA") or ""
+    if reviewed:
+        commit = environ.get("POOLFORM_COMMIT") or commit
+    if environ.get("GITHUB_RUN_ID"):
+        server = environ.get("GITHUB_SERVER_URL") or "https://github.com"
+        run_url = (
+            f"{server}/{environ.get('GITHUB_REPOSITORY')}/actions/runs/{environ['GITHUB_RUN_ID']}"
+        )
+    else:
+        run_url = environ.get("CI_JOB_URL", "")
+    return Context(environ.get("POOLFORM_DIR") or "capacity", commit, run_url)
+
+
+def review_number(environ: Mapping[str, str]) -> int:
+    raw = environ.get("POOLFORM_PR") or environ.get("CI_MERGE_REQUEST_IID") or ""
+    if not raw.isdigit():
+        raise ForgeError(
+            "no pull request number: set POOLFORM_PR (GitHub) or run in a merge request "
+            "pipeline (GitLab sets CI_MERGE_REQUEST_IID)"
+        )
+    return int(raw)
+
+
+def upsert_note(forge: Forge, review: int, marker: str, body: str) -> str:
+    """Edit the note that starts with `marker`, or add one: never a second one. (Starts with:
+    someone quoting or pasting the comment in their own is not taken for it.)"""
+    for note in forge.notes(review):
+        if note.body.startswith(marker):
+            forge.edit_note(review, note.id, body)
+            return f"updated the comment on {forge.review_name(review)}"
+    forge.add_note(review, body)
+    return f"commented on {forge.review_name(review)}"
+
+
+def _read(path: Path) -> str:
+    return path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+
+
+def plan_comment(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
+    context = context_from(environ)
+    number = review_number(environ)
+    raw_status = _read(workdir / "poolform-plan.status").strip()
+    status = int(raw_status) if raw_status.lstrip("-").isdigit() else None
+    if status == 0:
+        if isinstance(forge, GitHub):
+            artifact = f"the artifact `{GitHub.artifact_name(number, context.commit)}`"
+        else:
+            artifact = "this job's artifact"
+        body = bodies.plan_comment(context, _read(workdir / "poolform-plan.md"), artifact)
+    else:
+        body = bodies.plan_error_comment(context, status, _read(workdir / "poolform-plan.err"))
+    return upsert_note(forge, number, bodies.marker("plan", context.directory), body)
+
+
+def fetch_plan(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
+    context = context_from(environ, reviewed=False)
+    review = forge.merged_review(context.commit)
+    if review is None:
+        raise ForgeError(
+            f"commit {bodies.short(context.commit)} came from no single merged pull request, so "
+            "there is no reviewed plan to apply; nothing was applied. Changes to "
+            f"{context.directory}/ must come through a pull request: re-plan there."
+        )
+    name = forge.review_name(review.number)
+    plan = forge.reviewed_plan(review)
+    if plan is None:
+        reason = (
+            f"No saved plan of {name} at its last commit `{bodies.short(review.head_sha)}` was "
+            "found: its plan job failed, never ran for that commit, or its artifact expired."
+        )
+        upsert_note(
+            forge,
+            review.number,
+            bodies.marker("apply", context.directory),
+            bodies.missing_plan_note(context, name, reason),
+        )
+        raise ForgeError(f"{reason} Nothing was applied; re-plan.")
+    (workdir / PLAN_FILE).write_bytes(plan)
+    record = {"number": review.number, "head_sha": review.head_sha, "name": name}
+    (workdir / REVIEW_FILE).write_text(json.dumps(record) + "\n")
+    return f"fetched the plan reviewed on {name} (commit {bodies.short(review.head_sha)})"
+
+
+def apply_note(forge: Forge, environ: Mapping[str, str], workdir: Path, status: int) -> str:
+    context = context_from(environ, reviewed=False)
+    try:
+        record = json.loads((workdir / REVIEW_FILE).read_text())
+    except (OSError, ValueError):
+        return "no reviewed pull request recorded (fetch-plan did not finish): no note posted"
+    review = Review(int(record["number"]), str(record["head_sha"]))
+    body = bodies.apply_note(
+        context, status, _read(workdir / "poolform-apply.log"), forge.review_name(review.number)
+    )
+    return upsert_note(forge, review.number, bodies.marker("apply", context.directory), body)
+
+
+def drift_issue(forge: Forge, environ: Mapping[str, str], workdir: Path, status: int) -> str:
+    context = context_from(environ, reviewed=False)
+    if status not in (0, 2):
+        raise ForgeError(
+            f"poolform drift exited {status} (an error, not a finding): the drift issue is left "
+            "as it was"
+        )
+    mark = bodies.marker("drift", context.directory)
+    found = next((issue for issue in forge.open_issues() if issue.body.startswith(mark)), None)
+    if status == 2:
+        body = bodies.drift_issue(context, _read(workdir / "poolform-drift.md"))
+        if found is None:
+            forge.create_issue(bodies.drift_title(context.directory), body)
+            return "drift found: opened an issue"
+        forge.edit_issue(found.number, body)
+        return f"drift found: updated issue {found.number}"
+    if found is None:
+        return "no drift, no open drift issue"
+    forge.close_issue(found.number, bodies.drift_gone(context))
+    return f"no drift: closed issue {found.number}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="ci.py", description="The CI steps that talk to the code host."
+    )
+    parser.add_argument("step", choices=["plan-comment", "fetch-plan", "apply-note", "drift-issue"])
+    parser.add_argument("--status", type=int, default=0, help="poolform's exit status")
+    args = parser.parse_args(argv)
+    environ, workdir = os.environ, Path.cwd()
+    try:
+        forge = forge_from(environ)
+        if args.step == "plan-comment":
+            said = plan_comment(forge, environ, workdir)
+        elif args.step == "fetch-plan":
+            said = fetch_plan(forge, environ, workdir)
+        elif args.step == "apply-note":
+            said = apply_note(forge, environ, workdir, args.status)
+        else:
+            said = drift_issue(forge, environ, workdir, args.status)
+    except ForgeError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except (KeyError, TypeError, AttributeError) as exc:  # an answer of another shape
+        print(f"error: unexpected answer from the code host's API ({exc!r})", file=sys.stderr)
+        return 1
+    print(said, file=sys.stderr)
+    return 0
+
+
+__all__ = ["GitHub", "GitLab", "main"]
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,325 @@
+"""The code hosts' REST APIs, as far as the CI scripts use them: GitHub and GitLab.
+
+Standard library only (the runner has Python because poolform needs it; curl, jq and gh are not
+on every image). Each host is reached through the variables its own CI sets: GitHub Actions'
+GITHUB_API_URL and GITHUB_REPOSITORY with the job's GITHUB_TOKEN; GitLab CI's CI_API_V4_URL and
+CI_PROJECT_ID with a project access token in POOLFORM_GITLAB_TOKEN (a job token may not write
+notes or issues).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import zipfile
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+PAGE = 100
+# 5xx and dropped connections: the hosts' APIs have short hiccups. A POST (a new comment or
+# issue) is never repeated: it may have been made before the answer was lost, and a second one
+# would be the duplicate the markers are there to prevent (the next run finds and edits it).
+ATTEMPTS = 3
+PLAN_FILE = "plan.bin"
+
+
+class ForgeError(Exception):
+    """A request the host refused or could not answer, named by method and path."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Note:
+    id: int
+    body: str
+
+
+@dataclass(frozen=True)
+class Issue:
+    number: int
+    body: str
+
+
+@dataclass(frozen=True)
+class Review:
+    """A merged pull request (GitHub) or merge request (GitLab) and its last commit."""
+
+    number: int
+    head_sha: str
+
+
+class Forge(Protocol):
+    def review_name(self, number: int) -> str: ...
+    def notes(self, review: int) -> Iterator[Note]: ...
+    def add_note(self, review: int, body: str) -> None: ...
+    def edit_note(self, review: int, note: int, body: str) -> None: ...
+    def merged_review(self, commit: str) -> Review | None: ...
+    def reviewed_plan(self, review: Review) -> bytes | None: ...
+    def open_issues(self) -> Iterator[Issue]: ...
+    def create_issue(self, title: str, body: str) -> None: ...
+    def edit_issue(self, number: int, body: str) -> None: ...
+    def close_issue(self, number: int, comment: str) -> None: ...
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # followed by hand, without the token (it must not go to blob storage)
+
+
+class Http:
+    """JSON over HTTPS with a token, a few retries, and pages of PAGE items."""
+
+    def __init__(self, base: str, headers: Mapping[str, str], host: str) -> None:
+        self.base = base.rstrip("/")
+        self.headers = dict(headers)
+        self.host = host
+        self._opener = urllib.request.build_opener(_NoRedirect)
+
+    def call(self, method: str, path: str, body: object = None) -> Any:
+        data = self.raw(method, path, body)
+        try:
+            return json.loads(data) if data else None
+        except ValueError:
+            raise ForgeError(f"{self.host} API {method} {path}: the answer is not JSON") from None
+
+    def pages(self, path: str) -> Iterator[Any]:
+        separator = "&" if "?" in path else "?"
+        page = 1
+        while True:
+            items = self.call("GET", f"{path}{separator}per_page={PAGE}&page={page}")
+            yield from items
+            if len(items) < PAGE:
+                return
+            page += 1
+
+    def raw(self, method: str, path: str, body: object = None) -> bytes:
+        data = None if body is None else json.dumps(body).encode()
+        headers = {**self.headers, **({"Content-Type": "application/json"} if data else {})}
+        request = urllib.request.Request(
+            self.base + path, data=data, headers=headers, method=method
+        )
+        attempts = 1 if method == "POST" else ATTEMPTS
+        for attempt in range(1, attempts + 1):
+            try:
+                with self._opener.open(request, timeout=60) as response:
+                    return bytes(response.read())
+            except urllib.error.HTTPError as exc:
+                if exc.code in (301, 302, 303, 307, 308) and exc.headers.get("Location"):
+                    return _download(
+                        urllib.parse.urljoin(self.base + path, exc.headers["Location"])
+                    )
+                if exc.code < 500 or attempt == attempts:
+                    raise ForgeError(self._refusal(method, path, exc), exc.code) from None
+            except OSError as exc:
+                if attempt == attempts:
+                    raise ForgeError(f"{self.host} API {method} {path}: {exc}") from None
+            time.sleep(2**attempt)
+        raise AssertionError("unreachable")
+
+    def _refusal(self, method: str, path: str, exc: urllib.error.HTTPError) -> str:
+        try:
+            detail = json.loads(exc.read() or b"{}").get("message", "")
+        except (ValueError, AttributeError):
+            detail = ""
+        message = f"{self.host} API {method} {path}: {exc.code} {detail or exc.reason}".rstrip()
+        if exc.code in (401, 403):
+            message += " (check the token and the job's permissions: see examples/ci/README.md)"
+        return message
+
+
+def _download(url: str) -> bytes:
+    try:
+        with urllib.request.urlopen(url, timeout=120) as response:
+            return bytes(response.read())
+    except OSError as exc:  # HTTPError is one
+        host = urllib.parse.urlsplit(url).netloc
+        raise ForgeError(f"downloading from {host}: {exc}") from None
+
+
+def _required(environ: Mapping[str, str], name: str) -> str:
+    value = environ.get(name, "")
+    if not value:
+        raise ForgeError(f"{name} is not set (the CI job must pass it to the script)")
+    return value
+
+
+class GitHub:
+    """Pull request comments, the plan artifacts of pull request runs, and issues."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        token = environ.get("GITHUB_TOKEN") or environ.get("GH_TOKEN") or ""
+        if not token:
+            raise ForgeError("GITHUB_TOKEN is not set (pass `${{ github.token }}` to the step)")
+        self.repo = f"/repos/{_required(environ, 'GITHUB_REPOSITORY')}"
+        self.http = Http(
+            environ.get("GITHUB_API_URL") or "https://api.github.com",
+            {
+                "Authorization": f"Bearer {token}",
+                "Accept": "application/vnd.github+json",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": "poolform-ci",
+            },
+            "GitHub",
+        )
+
+    @staticmethod
+    def artifact_name(number: int, head_sha: str) -> str:
+        """The same name the pull request workflow gives its upload-artifact step."""
+        return f"poolform-plan-pr{number}-{head_sha}"
+
+    def review_name(self, number: int) -> str:
+        return f"pull request #{number}"
+
+    def notes(self, review: int) -> Iterator[Note]:
+        for item in self.http.pages(f"{self.repo}/issues/{review}/comments"):
+            yield Note(int(item["id"]), str(item.get("body") or ""))
+
+    def add_note(self, review: int, body: str) -> None:
+        self.http.call("POST", f"{self.repo}/issues/{review}/comments", {"body": body})
+
+    def edit_note(self, review: int, note: int, body: str) -> None:
+        self.http.call("PATCH", f"{self.repo}/issues/comments/{note}", {"body": body})
+
+    def merged_review(self, commit: str) -> Review | None:
+        pulls = [
+            pull
+            for pull in self.http.call("GET", f"{self.repo}/commits/{commit}/pulls")
+            if pull.get("merged_at")
+        ]
+        exact = [pull for pull in pulls if pull.get("merge_commit_sha") == commit]
+        chosen = exact or pulls
+        if len(chosen) != 1:
+            return None
+        return Review(int(chosen[0]["number"]), str(chosen[0]["head"]["sha"]))
+
+    def reviewed_plan(self, review: Review) -> bytes | None:
+        name = urllib.parse.quote(self.artifact_name(review.number, review.head_sha))
+        found = self.http.call("GET", f"{self.repo}/actions/artifacts?name={name}&per_page={PAGE}")
+        for artifact in found.get("artifacts", []):  # newest first
+            if artifact.get("expired"):
+                continue
+            archive = self.http.raw("GET", f"{self.repo}/actions/artifacts/{artifact['id']}/zip")
+            with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
+                if PLAN_FILE in zipped.namelist():
+                    return zipped.read(PLAN_FILE)
+        return None
+
+    def open_issues(self) -> Iterator[Issue]:
+        for item in self.http.pages(f"{self.repo}/issues?state=open"):
+            if "pull_request" not in item:  # the issues list holds pull requests too
+                yield Issue(int(item["number"]), str(item.get("body") or ""))
+
+    def create_issue(self, title: str, body: str) -> None:
+        self.http.call("POST", f"{self.repo}/issues", {"title": title, "body": body})
+
+    def edit_issue(self, number: int, body: str) -> None:
+        self.http.call("PATCH", f"{self.repo}/issues/{number}", {"body": body})
+
+    def close_issue(self, number: int, comment: str) -> None:
+        self.http.call("POST", f"{self.repo}/issues/{number}/comments", {"body": comment})
+        self.http.call(
+            "PATCH",
+            f"{self.repo}/issues/{number}",
+            {"state": "closed", "state_reason": "completed"},
+        )
+
+
+class GitLab:
+    """Merge request notes, the plan job's artifacts of merge request pipelines, and issues."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        token = environ.get("POOLFORM_GITLAB_TOKEN", "")
+        if not token:
+            raise ForgeError(
+                "POOLFORM_GITLAB_TOKEN is not set (a project access token with the api scope, "
+                "as a masked CI/CD variable)"
+            )
+        project = urllib.parse.quote(_required(environ, "CI_PROJECT_ID"), safe="")
+        self.project = f"/projects/{project}"
+        self.plan_job = environ.get("POOLFORM_PLAN_JOB") or "poolform-plan"
+        self.http = Http(
+            _required(environ, "CI_API_V4_URL"),
+            {"PRIVATE-TOKEN": token, "User-Agent": "poolform-ci"},
+            "GitLab",
+        )
+
+    def review_name(self, number: int) -> str:
+        return f"merge request !{number}"
+
+    def notes(self, review: int) -> Iterator[Note]:
+        path = f"{self.project}/merge_requests/{review}/notes?sort=asc&order_by=created_at"
+        for item in self.http.pages(path):
+            if not item.get("system"):
+                yield Note(int(item["id"]), str(item.get("body") or ""))
+
+    def add_note(self, review: int, body: str) -> None:
+        self.http.call("POST", f"{self.project}/merge_requests/{review}/notes", {"body": body})
+
+    def edit_note(self, review: int, note: int, body: str) -> None:
+        path = f"{self.project}/merge_requests/{review}/notes/{note}"
+        self.http.call("PUT", path, {"body": body})
+
+    def merged_review(self, commit: str) -> Review | None:
+        path = f"{self.project}/repository/commits/{commit}/merge_requests"
+        merged = [mr for mr in self.http.call("GET", path) if mr.get("state") == "merged"]
+        exact = [
+            mr
+            for mr in merged
+            if commit in (mr.get("merge_commit_sha"), mr.get("squash_commit_sha"))
+        ]
+        chosen = exact or merged
+        if len(chosen) != 1:
+            return None
+        return Review(int(chosen[0]["iid"]), str(chosen[0]["sha"]))
+
+    def reviewed_plan(self, review: Review) -> bytes | None:
+        pipelines = self.http.call(
+            "GET", f"{self.project}/merge_requests/{review.number}/pipelines"
+        )
+        for pipeline in pipelines:  # newest first
+            if pipeline.get("sha") != review.head_sha:
+                continue
+            jobs = self.http.call(
+                "GET", f"{self.project}/pipelines/{pipeline['id']}/jobs?scope[]=success"
+            )
+            for job in jobs:
+                if job.get("name") == self.plan_job:
+                    path = f"{self.project}/jobs/{job['id']}/artifacts/{PLAN_FILE}"
+                    try:
+                        return self.http.raw("GET", path)
+                    except ForgeError as exc:
+                        if exc.status != 404:
+                            raise
+                        # expired or removed: an older run of the same commit may hold one
+        return None
+
+    def open_issues(self) -> Iterator[Issue]:
+        for item in self.http.pages(f"{self.project}/issues?state=opened"):
+            yield Issue(int(item["iid"]), str(item.get("description") or ""))
+
+    def create_issue(self, title: str, body: str) -> None:
+        self.http.call("POST", f"{self.project}/issues", {"title": title, "description": body})
+
+    def edit_issue(self, number: int, body: str) -> None:
+        self.http.call("PUT", f"{self.project}/issues/{number}", {"description": body})
+
+    def close_issue(self, number: int, comment: str) -> None:
+        self.http.call("POST", f"{self.project}/issues/{number}/notes", {"body": comment})
+        self.http.call("PUT", f"{self.project}/issues/{number}", {"state_event": "close"})
+
+
+def forge_from(environ: Mapping[str, str]) -> Forge:
+    """The host this job runs on, told by the variable each CI sets."""
+    if environ.get("GITHUB_ACTIONS") == "true":
+        return GitHub(environ)
+    if environ.get("GITLAB_CI") == "true":
+        return GitLab(environ)
+    raise ForgeError("neither GITHUB_ACTIONS nor GITLAB_CI is true: run this from a CI job")

@@ -1,0 +1,76 @@
+"""Terraform's spellings of the options poolform shares with it.
+
+A Terraform user types `-out=plan.bin`, `-target=ADDR`, `-refresh=false`, `-chdir=DIR`; poolform's
+own spellings are `--out`, `--target`, `--no-refresh`, `--chdir`. `terraform_spellings` rewrites
+the first into the second before click parses the command line, for exactly the options both
+tools have (a single-dash word poolform does not know stays as it is, and click reports it).
+`-lock=false` is refused with the reason rather than ignored: poolform always takes the lock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reconciler.errors import PoolformError
+
+# Options poolform has under Terraform's name (with two dashes instead of one).
+SHARED = frozenset(
+    {
+        "auto-approve",
+        "chdir",
+        "destroy",
+        "detailed-exitcode",
+        "json",
+        "lock-timeout",
+        "no-color",
+        "out",
+        "parallelism",
+        "refresh",
+        "refresh-only",
+        "replace",
+        "target",
+    }
+)
+BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
+
+
+def terraform_spellings(args: Sequence[str]) -> list[str]:
+    """`args` with Terraform's single-dash spellings (and `-refresh=BOOL`, `-lock=BOOL`) in
+    poolform's; everything after `--` is left alone."""
+    rewritten: list[str] = []
+    for index, arg in enumerate(args):
+        if arg == "--":
+            return rewritten + list(args[index:])
+        rewritten.extend(_spelled(arg))
+    return rewritten
+
+
+def _spelled(arg: str) -> list[str]:
+    if not arg.startswith("-") or arg == "-" or arg.startswith("---"):
+        return [arg]
+    name, has_value, value = arg.lstrip("-").partition("=")
+    dashes = len(arg) - len(arg.lstrip("-"))
+    if name == "lock":
+        return _lock(arg, value if has_value else "true")
+    if name == "refresh" and has_value:
+        flag = BOOLEANS.get(value.lower())
+        if flag is None:
+            raise PoolformError(f"{arg}: -refresh takes true or false")
+        return ["--refresh" if flag else "--no-refresh"]
+    if dashes == 1 and name in SHARED:
+        return [f"--{arg[1:]}"]
+    return [arg]
+
+
+def _lock(arg: str, value: str) -> list[str]:
+    flag = BOOLEANS.get(value.lower())
+    if flag is None:
+        raise PoolformError(f"{arg}: -lock takes true or false")
+    if flag:
+        return []  # what poolform always does
+    raise PoolformError(
+        f"{arg} is not supported: poolform always takes the state lock, so that two runs "
+        "can never change the same capacity at once",
+        hint="to wait for a lock held by another run, pass --lock-timeout (e.g. 2m); to "
+        "remove the lock of a run that is gone, use `poolform force-unlock ID`",
+    )

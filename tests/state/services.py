@@ -1,0 +1,160 @@
+"""The servers the team-backend tests talk to, reached through environment variables.
+
+* PostgreSQL: ``POOLFORM_TEST_PG_URL`` (``.ci/run`` starts one on 127.0.0.1). Without it the
+  PostgreSQL tests are skipped with a message, except under ``CI=true``, where they fail.
+* S3: moto in server mode at ``POOLFORM_MOTO_ENDPOINT`` (``.ci/run`` starts it), else an
+  in-process moto server on a free port. The AWS tests reset that server between tests; these
+  take the same file lock shared (the AWS tests take it exclusively), so no reset ever lands in
+  the middle of one of them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import tempfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PG_VARIABLE = "POOLFORM_TEST_PG_URL"
+BUCKET = "poolform-state-tests"
+FAKE_AWS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_CONFIG_FILE": os.devnull,
+    "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
+}
+
+
+def missing_service(message: str) -> None:
+    """Skip locally, fail in CI: a CI run never passes by not running the tests."""
+    if os.environ.get("CI", "").lower() in ("true", "1", "yes"):
+        pytest.fail(f"{message} (CI=true: this test must run)")
+    pytest.skip(message)
+
+
+def pg_url() -> str:
+    url = os.environ.get(PG_VARIABLE, "")
+    if not url:
+        missing_service(f"no PostgreSQL: set {PG_VARIABLE} (.ci/run starts a server and sets it)")
+    return url
+
+
+def new_schema() -> str:
+    return f"t_{uuid.uuid4().hex[:16]}"
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@contextlib.contextmanager
+def shared_moto(endpoint: str) -> Iterator[None]:
+    """Hold the AWS tests' lock on a shared moto server, shared: see the module docstring."""
+    if not (os.environ.get("POOLFORM_MOTO_ENDPOINT") and os.environ.get("PYTEST_XDIST_WORKER")):
+        yield
+        return
+    digest = hashlib.sha256(endpoint.encode()).hexdigest()[:12]
+    with open(Path(tempfile.gettempdir()) / f"poolform-moto-{digest}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def make_bucket(endpoint: str) -> None:
+    import boto3
+
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    with contextlib.suppress(client.exceptions.BucketAlreadyOwnedByYou):
+        client.create_bucket(Bucket=BUCKET)
+
+
+@pytest.fixture(scope="session")
+def moto_s3() -> Iterator[str]:
+    shared = os.environ.get("POOLFORM_MOTO_ENDPOINT")
+    if shared:
+        yield shared.rstrip("/")
+        return
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+@pytest.fixture
+def s3_endpoint(moto_s3: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A moto S3 with the test bucket, fake credentials in the environment."""
+    for name, value in FAKE_AWS.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    with shared_moto(moto_s3):
+        make_bucket(moto_s3)
+        yield moto_s3
+
+
+class PrivatePostgres:
+    """A PostgreSQL server of one test's own (so the test may kill it): initdb into a temporary
+    directory, run as the `postgres` user when the tests run as root."""
+
+    def __init__(self) -> None:
+        import shutil
+        import socket
+        import subprocess
+
+        self._run = subprocess.run
+        found = os.environ.get("POOLFORM_TEST_PG_BIN") or next(
+            iter(sorted(Path("/usr/lib/postgresql").glob("*/bin"), reverse=True)), None
+        )
+        if not found or not (Path(found) / "pg_ctl").exists():
+            missing_service("no PostgreSQL binaries (set POOLFORM_TEST_PG_BIN)")
+        self.bin = Path(str(found))
+        # Not under pytest's tmp_path: the `postgres` user could not reach into it.
+        directory = Path(tempfile.mkdtemp(prefix="poolform-pg-"))
+        self.root = directory
+        self.data = directory / "data"
+        self.as_postgres = ["runuser", "-u", "postgres", "--"] if os.getuid() == 0 else []
+        if os.getuid() == 0:
+            shutil.chown(directory, "postgres")
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self._pg(str(self.bin / "initdb"), "-D", str(self.data), "-U", "poolform", "-A", "trust")
+        self.url = f"postgresql://poolform@127.0.0.1:{self.port}/postgres"
+        self.start()
+
+    def _pg(self, *args: str) -> None:
+        done = self._run([*self.as_postgres, *args], capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"{args[0]} failed: {done.stdout}{done.stderr}")
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"
+        log = str(self.root / "server.log")
+        self._pg(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", log, "-o", options, "-w", "start"
+        )
+
+    def kill(self) -> None:
+        """Stop at once, as a crash would (no shutdown checkpoint, connections cut)."""
+        self._pg(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "stop")
+
+    def stop(self) -> None:
+        import shutil
+
+        with contextlib.suppress(RuntimeError):
+            self.kill()
+        shutil.rmtree(self.root, ignore_errors=True)

@@ -1,0 +1,53 @@
+"""Terraform's spellings, read as poolform's (issue 12, item 12)."""
+
+from __future__ import annotations
+
+import pytest
+
+from reconciler.cli.spellings import terraform_spellings
+from reconciler.errors import PoolformError
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        (["-out=p.bin"], ["--out=p.bin"]),
+        (["-out", "p.bin"], ["--out", "p.bin"]),
+        (["-detailed-exitcode"], ["--detailed-exitcode"]),
+        (
+            ["-target=resource_pool.a", "-target", "b"],
+            ["--target=resource_pool.a", "--target", "b"],
+        ),
+        (["-replace=machine_pool.m.machine_type.c"], ["--replace=machine_pool.m.machine_type.c"]),
+        (["-refresh=false"], ["--no-refresh"]),
+        (["-refresh=true"], ["--refresh"]),
+        (["--refresh=FALSE"], ["--no-refresh"]),
+        (["-refresh-only"], ["--refresh-only"]),
+        (["-lock-timeout=30s"], ["--lock-timeout=30s"]),
+        (["-parallelism=4"], ["--parallelism=4"]),
+        (["-auto-approve"], ["--auto-approve"]),
+        (["-no-color"], ["--no-color"]),
+        (["-json"], ["--json"]),
+        (["-destroy"], ["--destroy"]),
+        (["-chdir=infra", "plan"], ["--chdir=infra", "plan"]),
+        (["-lock=true", "-lock"], []),
+        # Not Terraform's, or not an option: left for click to judge.
+        (["-h", "-x", "-", "plan", "dir"], ["-h", "-x", "-", "plan", "dir"]),
+        (["--", "-json", "-lock=false"], ["--", "-json", "-lock=false"]),
+    ],
+)
+def test_terraform_spellings_become_poolform_s(typed: list[str], read: list[str]) -> None:
+    assert terraform_spellings(typed) == read
+
+
+@pytest.mark.parametrize("typed", ["-lock=false", "--lock=false", "-lock=0"])
+def test_lock_false_is_refused_with_the_reason(typed: str) -> None:
+    with pytest.raises(PoolformError, match="poolform always takes the state lock") as refused:
+        terraform_spellings(["apply", typed])
+    assert "--lock-timeout" in str(refused.value.hint)
+
+
+@pytest.mark.parametrize("typed", ["-refresh=maybe", "-lock=sometimes"])
+def test_a_boolean_is_true_or_false(typed: str) -> None:
+    with pytest.raises(PoolformError, match="takes true or false"):
+        terraform_spellings([typed])
