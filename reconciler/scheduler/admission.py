@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from reconciler.scheduler.ledger import Failure, Ledger, PolicyUse, PoolUse, TreeUse
 from reconciler.scheduler.model import Admit, Holding, Preempt, Queued, Route, Snapshot
-from reconciler.scheduler.preemption import Candidates, victims_among
+from reconciler.scheduler.preemption import Candidates, Victims, victims_among
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.starvation import Bypasses
 from reconciler.scheduler.waiting import explain_failure
@@ -133,8 +133,12 @@ class Admission:
                 ReasonCode.WAITING_FOR_VICTIMS, victims=sorted(victims), pool=lane.route.pool
             )
             return None
-        preempted = self._preempt(job, failures, np)
-        if preempted is not None:
+        found = self._victims(job, failures, np)
+        # Rather than stop running work, take room held for lower-priority claimants.
+        if found is not None and self._take_from_lower_claims(job.id, failures, np):
+            return None
+        if found is not None:
+            preempted = self._preempt(job.id, *found)
             self.preempts.append(preempted)
             self.claims[job.id] = self.now + self.snapshot.claim_ttl
             lane, failure = next(f for f in failures if f[0].route.pool == preempted.pool)
@@ -156,6 +160,29 @@ class Admission:
         if len(failures) == 1:
             self._check_closed(lane, job, failure)
         return why, short
+
+    def _take_from_lower_claims(
+        self, job: int, failures: list[tuple[Lane, Failure]], np: bool
+    ) -> bool:
+        """A job about to preempt that would fit in room held for claimants of lower priority
+        takes that room instead: it would become a claimant itself and go before them (so
+        the next cycle would admit it there anyway), and no running job is stopped for it.
+        The claimants it passes keep what is still free."""
+        ledger = self.ledger
+        for lane, failure in failures:
+            if failure.level != "pool":
+                continue
+            lower = ledger.lower_claims(lane.route)
+            if not lower or not ledger.fits_without_claims(lane.route, np, lower):
+                continue
+            routes = [ledger.release(lane.tree, claimant) for claimant in lower]
+            self._admit(job, lane, np)
+            for claimant, route in sorted(
+                zip(lower, routes, strict=True), key=lambda pair: -pair[1].priority
+            ):
+                ledger.hold(claimant, route)
+            return True
+        return False
 
     def _explain(self, lane: Lane, failure: Failure) -> Reason:
         """The reason for `failure` on `lane`, computed once per tree version and what it
@@ -188,6 +215,8 @@ class Admission:
         found = self.candidates.get(id(tree))
         if found is not None and found.jobs and found.jobs[0].priority < lane.route.priority:
             return  # a later job might still take a lower-priority victim
+        if self.ledger.lower_claims(lane.route):
+            return  # a later job might still take room held for a lower-priority claimant
         tree.dead = tree.version
 
     def _closed(self, job: Queued, lane: Lane, np: bool) -> Reason | None:
@@ -218,8 +247,10 @@ class Admission:
 
     # -- preemption --------------------------------------------------------------------------
 
-    def _preempt(self, job: Queued, failures: list[tuple[Lane, Failure]], np: bool) -> Preempt | None:
-        """Victims on the first route where some exist; chosen victims leave the candidates."""
+    def _victims(
+        self, job: Queued, failures: list[tuple[Lane, Failure]], np: bool
+    ) -> tuple[Lane, Victims, Candidates] | None:
+        """Victims on the first route where some exist (nothing is marked yet)."""
         batch = job.batch if job.batch in self.batches else 0
         for lane, failure in failures:
             if failure.level not in ("pool", "limit"):
@@ -235,12 +266,16 @@ class Admission:
             if found is None:
                 tried.append((route.priority, route.demand))
                 continue
-            gone = {v.id for v in found.jobs}
-            candidates.remove(gone)
-            for victim in found.jobs:
-                self.ledger.leave(victim)
-            return Preempt(job.id, tuple(sorted(gone)), route.pool, found.why)
+            return lane, found, candidates
         return None
+
+    def _preempt(self, job: int, lane: Lane, found: Victims, candidates: Candidates) -> Preempt:
+        """Mark the victims: they leave the candidates and what their policies borrow."""
+        gone = {v.id for v in found.jobs}
+        candidates.remove(gone)
+        for victim in found.jobs:
+            self.ledger.leave(victim)
+        return Preempt(job, tuple(sorted(gone)), lane.route.pool, found.why)
 
 
 def _same_outcome(seen: tuple[object, int, Reason, object], priority: int) -> bool:

@@ -145,7 +145,9 @@ def _read(
     if kind == "resource_pool":
         parent = attributes.get("parent")
         parent = parent if isinstance(parent, str) and parent else None
-        pools[name] = Pool(name, "resource", _amounts(attributes.get("capacity")), (), parent=parent)
+        pools[name] = Pool(
+            name, "resource", _amounts(attributes.get("capacity")), (), parent=parent
+        )
     elif kind == "worker_pool":
         pools[name] = _worker_pool(record, (workers or {}).get(name))
     elif kind == "machine_type":
@@ -173,11 +175,12 @@ def _parents(pools: Mapping[str, Pool]) -> dict[str, str]:
     kept: dict[str, str] = {}
     for name in sorted(pools):
         parent = pools[name].parent
-        if pools[name].kind != "resource" or parent not in pools:
+        if pools[name].kind != "resource" or parent is None or parent not in pools:
             continue
         if pools[parent].kind != "resource":
             continue
-        seen, step = {name}, parent
+        seen: set[str] = {name}
+        step: str | None = parent
         while step is not None and step not in seen:
             seen.add(step)
             step = kept.get(step)

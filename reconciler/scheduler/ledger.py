@@ -41,20 +41,20 @@ class TreeUse:
     """Usage of one tree of pools (one pool, usually). `used` counts held capacity too."""
 
     __slots__ = (
-        "names",
-        "capacity",
-        "used",
-        "start",
-        "version",
-        "claimed",
-        "holder",
         "admitted",
-        "floor",
-        "mixed",
+        "capacity",
         "checked",
+        "claimed",
         "dead",
+        "floor",
+        "holds",
         "memo",
         "memo_version",
+        "mixed",
+        "names",
+        "start",
+        "used",
+        "version",
     )
 
     def __init__(self, names: tuple[str, ...], capacity: dict[str, int], used: dict[str, int]):
@@ -64,7 +64,8 @@ class TreeUse:
         self.start: dict[str, int] = {}
         self.version = 0  # moves on every change: while it stands, every answer is the same
         self.claimed: dict[str, int] = defaultdict(int)
-        self.holder: tuple[int, bool] | None = None  # first job capacity is held for; a claim?
+        # job -> (its route, a claim?, what is held for it), in the order capacity was held
+        self.holds: dict[int, tuple[Route, bool, dict[str, int]]] = {}
         self.admitted: list[tuple[int, int]] = []  # this cycle: (job, priority)
         # For `schedule`: the least any queued job asks of a key every one of them asks for;
         # whether some job may use another tree too; the version last looked at and the one
@@ -76,9 +77,17 @@ class TreeUse:
         self.memo: dict[object, object] = {}
         self.memo_version = -1
 
+    @property
+    def holder(self) -> tuple[int, bool] | None:
+        """The first job capacity is held for, and whether for a claim."""
+        for job, (_, claim, amounts) in self.holds.items():
+            if any(amounts.values()):
+                return job, claim
+        return None
+
 
 class PoolUse:
-    __slots__ = ("pool", "capacity", "used", "tree", "busy")
+    __slots__ = ("busy", "capacity", "pool", "tree", "used")
 
     def __init__(self, pool: Pool):
         self.pool = pool
@@ -89,7 +98,7 @@ class PoolUse:
 
 
 class PolicyUse:
-    __slots__ = ("policy", "used", "np_used", "limit", "reserved")
+    __slots__ = ("limit", "np_used", "policy", "reserved", "used")
 
     def __init__(self, policy: Policy):
         self.policy = policy
@@ -213,6 +222,7 @@ class Ledger:
         tree = self.pools[route.pool].tree
         tree.version += 1
         used, capacity = tree.used, tree.capacity
+        _, _, mine = tree.holds.setdefault(job, (route, claim, {}))
         for key, need in route.demand:
             limit = capacity.get(key)
             if limit is None:
@@ -221,8 +231,34 @@ class Ledger:
             if held:
                 used[key] += held
                 tree.claimed[key] += held
-                if tree.holder is None:
-                    tree.holder = (job, claim)
+                mine[key] = mine.get(key, 0) + held
+
+    def lower_claims(self, route: Route) -> list[int]:
+        """Claimants of lower priority than the route's with capacity held in its tree."""
+        tree = self.pools[route.pool].tree
+        return [
+            job
+            for job, (held_route, claim, amounts) in tree.holds.items()
+            if claim and held_route.priority < route.priority and any(amounts.values())
+        ]
+
+    def fits_without_claims(self, route: Route, np: bool, claimants: list[int]) -> bool:
+        """Whether the route would fit were the capacity held for `claimants` free."""
+        holds = self.pools[route.pool].tree.holds
+        freed: dict[str, int] = defaultdict(int)
+        for job in claimants:
+            for key, value in holds[job][2].items():
+                freed[key] += value
+        return self.check(route, np, removed_pool=dict(freed)) is None
+
+    def release(self, tree: TreeUse, job: int) -> Route:
+        """Free what is held for a job; returns the route it was held on."""
+        route, _, amounts = tree.holds.pop(job)
+        tree.version += 1
+        for key, value in amounts.items():
+            tree.used[key] -= value
+            tree.claimed[key] -= value
+        return route
 
     # -- questions -------------------------------------------------------------------------------
 
@@ -389,7 +425,9 @@ class Ledger:
 
     # -- pools sharing a tree: the same questions one level up --------------------------------
 
-    def pool_borrowing(self, pool: str, keys: set[str], minus: dict[str, int] | None = None) -> bool:
+    def pool_borrowing(
+        self, pool: str, keys: set[str], minus: dict[str, int] | None = None
+    ) -> bool:
         """Whether a pool uses more than its own capacity on one of `keys` (so it borrows from
         the pools it shares a tree with), as `borrowing` asks of a policy."""
         use = self.pools.get(pool)

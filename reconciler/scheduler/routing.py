@@ -100,7 +100,11 @@ def candidates(request: JobRequest, config: AppliedConfig) -> list[Candidate] | 
                 where="",
                 suggestion=_suggest(request.subject, sorted(subjects)),
             )
-        return [make_candidate(config, config.pools[p.pool], p) for p in policies if p.pool in config.pools]
+        return [
+            make_candidate(config, config.pools[p.pool], p)
+            for p in policies
+            if p.pool in config.pools
+        ]
     if pool_name is None:
         wants_gpu = request.gpus() > 0
         pool_name = config.default_compute_pool if wants_gpu else config.default_aux_pool

@@ -92,8 +92,8 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
                 found = compiled.get(id(routes))
                 if found is None:
                     lanes = tuple(Lane.of(route, ledger) for route in routes)
-                    shape = tuple((r.pool, r.policy, r.demand) for r in routes)
-                    found = compiled[id(routes)] = (lanes, shapes.setdefault(shape, len(shapes)))
+                    form = tuple((r.pool, r.policy, r.demand) for r in routes)
+                    found = compiled[id(routes)] = (lanes, shapes.setdefault(form, len(shapes)))
                     _note_trees(lanes)
             by_identity[id(request)] = found
         if isinstance(found, Reason):

@@ -22,7 +22,7 @@ from reconciler.scheduler.model import Route
 
 
 class _Watched:
-    __slots__ = ("job", "base", "routes", "starts", "final")
+    __slots__ = ("base", "final", "job", "routes", "starts")
 
     def __init__(self, job: int, base: int, routes: Sequence[tuple[Route, TreeUse]]):
         self.job = job

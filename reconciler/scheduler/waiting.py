@@ -31,9 +31,7 @@ def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
                 deficit=deficit,
             )
         return reason(ReasonCode.RESERVED_FOR_HEAD, pool=route.pool, head=holder, deficit=deficit)
-    ahead = list(
-        itertools.islice((j for j, p in tree.admitted if p > route.priority), 4)
-    )
+    ahead = list(itertools.islice((j for j, p in tree.admitted if p > route.priority), 4))
     if ahead and ledger.fit_at_start(route):
         shown = [str(i) for i in ahead[:3]] + (["more"] if len(ahead) > 3 else [])
         return reason(
