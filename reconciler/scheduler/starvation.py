@@ -49,12 +49,14 @@ class Bypasses:
         if base >= self.limit:
             self._hold_for(watched)
             return
-        counters = self._counter
+        counters, starts = self._counter, watched.starts
         for _, tree in routes:
             key = id(tree)
-            watched.starts[key] = counters.get(key, 0)
-        for key, counter in watched.starts.items():
-            self._push(key, counter + self._remaining(watched), watched)
+            starts[key] = counters.get(key, 0)
+        # Nothing has passed it yet in this cycle: its count is `base`.
+        remaining = 1 if len(starts) > 1 else max(self.limit - base, 1)
+        for key, counter in starts.items():
+            self._push(key, counter + remaining, watched)
 
     def admitted(self, tree: TreeUse) -> None:
         """An admission onto `tree`: it passes every job watched there."""
