@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from reconciler.scheduler.model import AppliedConfig, Holding, Queued, Snapshot, Status
-from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+from reconciler.scheduler.reasons import BYPASSED, Reason, ReasonCode, reason
 from reconciler.scheduler.store import Ending, JobRecord
 
 
@@ -19,7 +19,13 @@ def snapshot_of(
         if job.status is Status.QUEUED:
             queued.append(
                 Queued(
-                    job.id, job.request, job.submitted_at, job.batch, job.claim_until, job.reason
+                    job.id,
+                    job.request,
+                    job.submitted_at,
+                    job.batch,
+                    job.claim_until,
+                    job.reason,
+                    _bypassed(job.reason),
                 )
             )
         elif job.status in (Status.ADMITTED, Status.RUNNING) and job.pool and job.policy:
@@ -39,6 +45,12 @@ def snapshot_of(
                 )
             )
     return Snapshot(config, tuple(queued), tuple(holding), cycle, claim_ttl)
+
+
+def _bypassed(why: Reason | None) -> int:
+    """The anti-starvation count the last cycle left in the reason (0 if none, or damaged)."""
+    count = why.detail.get(BYPASSED) if why is not None else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
 
 
 def job_env(job: JobRecord, worker: str | None) -> dict[str, str]:

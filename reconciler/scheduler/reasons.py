@@ -106,6 +106,11 @@ TEXT: dict[ReasonCode, str] = {
 }
 
 
+# The detail key under which a queued job's reason carries how many admissions have passed it
+# (the anti-starvation count); no sentence shows it.
+BYPASSED = "bypassed"
+
+
 def _render(value: Any) -> str:
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value)

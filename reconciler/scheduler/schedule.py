@@ -31,7 +31,7 @@ from reconciler.scheduler.admission import Admission, Lane, Waiting
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Decisions, Holding, JobRequest, Reject, Snapshot
 from reconciler.scheduler.preemption import Candidates, victim_order
-from reconciler.scheduler.reasons import Reason
+from reconciler.scheduler.reasons import BYPASSED, Reason
 from reconciler.scheduler.routing import resolve
 from reconciler.scheduler.waiting import explain_failure
 
@@ -76,6 +76,8 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
     # 4. Admit (or preempt), and 5. reasons.
     admission = Admission(snapshot, ledger, candidates, outstanding, now)
     admission.run(waiting)
+    bypassed = admission.bypasses.counts()
+    _carry_bypass_counts(snapshot, admission.reasons, bypassed)
     return Decisions(
         cycle=snapshot.cycle,
         serial=config.serial,
@@ -84,8 +86,20 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
         rejects=tuple(sorted(rejects, key=lambda r: r.job)),
         reasons=admission.reasons,
         claims=admission.claims,
-        bypassed=admission.bypasses.counts(),
+        bypassed=bypassed,
     )
+
+
+def _carry_bypass_counts(
+    snapshot: Snapshot, reasons: dict[int, Reason], changed: dict[int, int]
+) -> None:
+    """A waiting job's bypass count rides in its reason, which the store keeps from cycle to
+    cycle (`snapshot_of` reads it back): the bound holds across cycles and restarts."""
+    for job in snapshot.queued:
+        count = changed.get(job.id, job.bypassed)
+        why = reasons.get(job.id)
+        if count and why is not None:
+            reasons[job.id] = Reason(why.code, {**why.detail, BYPASSED: count})
 
 
 def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject], list[Waiting]]:
