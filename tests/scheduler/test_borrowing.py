@@ -67,7 +67,7 @@ CASES = {
             holding(10, "a", "a/*", gpu=2),
             holding(11, "root", "root/*", gpu=4),
             holding(12, "b", "b/*", gpu=2),
-        ],  # fmt: skip
+        ],
         waiting={1: "waiting_for_capacity"},
     ),
     "a borrower's admission in the same tree counts against its siblings": Case(
