@@ -116,7 +116,7 @@ def open_context(
     read_state: Callable[[], StateSnapshot | None],
     clock: Callable[[], float] = time.time,
 ) -> SchedulerContext:
-    state_dir = Path(state_dir)
+    state_dir = Path(state_dir).resolve()  # what derives from it stays right after a chdir
     state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return SchedulerContext(
         store=SqliteStore(state_dir / STORE_NAME),

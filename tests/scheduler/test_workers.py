@@ -12,7 +12,12 @@ import re
 import shutil
 from pathlib import Path
 
+import pytest
+
 from providers.local.admin import list_instances
+from reconciler.scheduler.context import open_context
+from reconciler.scheduler.executor import Launch, Phase
+from reconciler.scheduler.local_executor import LocalExecutor
 from tests.scheduler.scenario import (
     EXAMPLES,
     applied_copy,
@@ -20,6 +25,7 @@ from tests.scheduler.scenario import (
     cycle_until,
     ok,
     statuses,
+    wait_until,
 )
 
 BLOCKING = "kind: Job\nname: long\npool: gpu-pool\nrun: |\n  while [ ! -e {release} ]; do sleep 0.05; done\n"
@@ -59,3 +65,39 @@ def test_a_shrink_keeps_the_worker_running_a_job_and_frees_it_after(tmp_path: Pa
     cycle_until(directory, "the job ends", lambda: statuses(directory)[job] == "succeeded")
     ok("scheduler", "run", "--once", "--chdir", directory)
     assert _workers(directory) == {worker: True}  # idle again
+
+
+WHERE = 'pwd; echo "$POOLFORM_WORKDIR"; echo "$PWD"'
+
+
+@pytest.mark.parametrize("worker", [None, "relative", "absolute"])
+def test_a_job_runs_in_an_absolute_directory_whatever_the_scheduler_was_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker: str | None
+) -> None:
+    (tmp_path / "state" / "workers" / "w-1").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    given = {None: None, "relative": Path("state/workers/w-1"),
+             "absolute": tmp_path / "state" / "workers" / "w-1"}[worker]  # fmt: skip
+    executor = LocalExecutor(Path("state/jobs"))  # relative, as a caller might pass it
+    executor.start(Launch(1, 1, "where", WHERE, {}, given))
+    monkeypatch.chdir("/")  # the scheduler's own directory changes; nothing may depend on it
+    wait_until("the job exits", lambda: executor.observe(1, 1).phase is Phase.EXITED)
+    expected = (
+        (tmp_path / "state" / "workers" / "w-1")
+        if worker
+        else (tmp_path / "state" / "jobs" / "1" / "work")
+    )
+    lines = executor.log_path(1).read_text().split()
+    assert lines == [str(expected.resolve())] * 3
+
+
+def test_the_scheduler_context_holds_absolute_paths(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    ctx = open_context(Path(".poolform"), lambda: None)
+    try:
+        assert ctx.state_dir == (tmp_path / ".poolform").resolve()
+        assert ctx.state_dir.is_absolute()
+    finally:
+        ctx.close()
