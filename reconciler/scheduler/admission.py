@@ -272,7 +272,7 @@ class Admission:
     def _preempt(self, job: int, lane: Lane, found: Victims, candidates: Candidates) -> Preempt:
         """Mark the victims: they leave the candidates and what their policies borrow."""
         gone = {v.id for v in found.jobs}
-        candidates.remove(gone)
+        candidates.remove(found.jobs)
         for victim in found.jobs:
             self.ledger.leave(victim)
         return Preempt(job, tuple(sorted(gone)), lane.route.pool, found.why)

@@ -102,15 +102,26 @@ class Candidates:
         if found is not None and job in found:
             found.remove(job)
 
-    def remove(self, gone: set[int]) -> None:
-        self.jobs = [job for job in self.jobs if job.id not in gone]
-        for policy, jobs in self.own.items():
-            if any(job.id in gone for job in jobs):
-                self.own[policy] = [job for job in jobs if job.id not in gone]
+    def remove(self, victims: Sequence[Holding]) -> None:
+        """Victims leave every view. They come from the front (victim order), so removing
+        them one by one costs little; only the lists that hold them are touched."""
+        _without(self.jobs, victims)
+        for policy in {job.policy for job in victims}:
+            found = self.own.get(policy)
+            if found is not None:
+                _without(found, victims)
         if self._lending is not None:
-            self._lending = [job for job in self._lending if job.id not in gone]
-        for keys, jobs in self._givable.items():
-            self._givable[keys] = [job for job in jobs if job.id not in gone]
+            _without(self._lending, victims)
+        for jobs in self._givable.values():
+            _without(jobs, victims)
+
+
+def _without(jobs: list[Holding], victims: Sequence[Holding]) -> None:
+    for victim in victims:
+        for index, job in enumerate(jobs):
+            if job is victim:
+                del jobs[index]
+                break
 
 
 def find_victims(
