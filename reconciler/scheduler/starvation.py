@@ -22,10 +22,13 @@ from reconciler.scheduler.model import Route
 
 
 class _Watched:
-    __slots__ = ("base", "final", "job", "routes", "starts")
+    """Jobs passed alike: the same routes, the same count so far, watched at the same point
+    of the cycle (look-alikes one after another), so their counts move together."""
+
+    __slots__ = ("base", "final", "jobs", "routes", "starts")
 
     def __init__(self, job: int, base: int, routes: Sequence[tuple[Route, TreeUse]]):
-        self.job = job
+        self.jobs = [job]
         self.base = base  # passed this many times before this cycle
         self.routes = routes
         self.starts: dict[int, int] = {}  # id(tree) -> its counter when the job failed there
@@ -44,6 +47,17 @@ class Bypasses:
     def watch(self, job: int, base: int, routes: Sequence[tuple[Route, TreeUse]]) -> None:
         """A job that failed for lack of capacity on these routes; holds at once when it has
         been passed enough already."""
+        last = self._watched[-1] if self._watched else None
+        if (
+            last is not None
+            and last.routes is routes
+            and last.base == base
+            and last.final is None
+            and base < self.limit
+            and all(self._counter.get(key, 0) == start for key, start in last.starts.items())
+        ):
+            last.jobs.append(job)
+            return
         watched = _Watched(job, base, routes)
         self._watched.append(watched)
         if base >= self.limit:
@@ -78,7 +92,8 @@ class Bypasses:
         for watched in self._watched:
             count = self.count(watched)
             if count != watched.base:
-                changed[watched.job] = count
+                for job in watched.jobs:
+                    changed[job] = count
         return changed
 
     def count(self, watched: _Watched) -> int:
@@ -102,5 +117,6 @@ class Bypasses:
     def _hold_for(self, watched: _Watched) -> None:
         # Its count stops here: what passes it from now on lies outside what is held.
         watched.final = self.count(watched)
-        for route, _ in watched.routes:
-            self._hold(watched.job, route)
+        for job in watched.jobs:
+            for route, _ in watched.routes:
+                self._hold(job, route)
