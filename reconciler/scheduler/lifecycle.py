@@ -11,7 +11,11 @@ from reconciler.scheduler.store import Ending, JobRecord
 
 
 def snapshot_of(
-    config: AppliedConfig, records: Sequence[JobRecord], cycle: int, claim_ttl: float
+    config: AppliedConfig,
+    records: Sequence[JobRecord],
+    cycle: int,
+    claim_ttl: float,
+    max_bypass: int = 8,
 ) -> Snapshot:
     queued: list[Queued] = []
     holding: list[Holding] = []
@@ -44,7 +48,7 @@ def snapshot_of(
                     preempted_for=job.preempted_for if job.stop == "preempt" else None,
                 )
             )
-    return Snapshot(config, tuple(queued), tuple(holding), cycle, claim_ttl)
+    return Snapshot(config, tuple(queued), tuple(holding), cycle, claim_ttl, max_bypass)
 
 
 def _bypassed(why: Reason | None) -> int:

@@ -33,6 +33,7 @@ MarkWorkers = Callable[[frozenset[str], frozenset[str]], bool]
 class LoopSettings:
     grace: float = 30.0  # seconds between SIGTERM and SIGKILL
     claim_ttl: float | None = None  # how long a preemptor's claim lasts (default grace + 60s)
+    max_bypass: int = 8  # admissions that may pass a waiting job before room is held for it
 
     @property
     def claim_seconds(self) -> float:
@@ -138,7 +139,9 @@ class SchedulerLoop:
         self.serial = config.serial
         records = self.reconcile(report)
         now = self.clock()
-        snapshot = snapshot_of(config, records, report.cycle, self.settings.claim_seconds)
+        snapshot = snapshot_of(
+            config, records, report.cycle, self.settings.claim_seconds, self.settings.max_bypass
+        )
         decisions = schedule(snapshot, now)
         stored = {job.id: job.reason for job in snapshot.queued}
         changed = {j: r for j, r in decisions.reasons.items() if stored.get(j) != r}

@@ -6,16 +6,20 @@ holds across cycles, store round trips and scheduler restarts."""
 from __future__ import annotations
 
 from dataclasses import dataclass, fields, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from reconciler.scheduler.lifecycle import snapshot_of
+from reconciler.scheduler.loop import LoopSettings, SchedulerLoop
 from reconciler.scheduler.model import Holding, Queued, Status
 from reconciler.scheduler.reasons import BYPASSED, ReasonCode, reason
 from reconciler.scheduler.schedule import schedule
-from reconciler.scheduler.store import JobRecord
-from tests.scheduler.builders import config, holding, queued, snapshot
+from reconciler.scheduler.sqlite_store import SqliteStore
+from reconciler.scheduler.store import JobRecord, NewJob
+from tests.scheduler.builders import config, holding, queued, request, snapshot
+from tests.scheduler.fakes import Clock, FakeExecutor, World
 
 POOL = config(resource_pools={"p": {"gpu": 4}})
 BIG = 1  # asks for the whole pool, submitted first
@@ -100,3 +104,31 @@ def _queued_record(stored: object) -> JobRecord:
     values.update(id=1, status=Status.QUEUED, reason=stored, submitted_at=0.0, batch=1,
                   request=queued(1, pool="p", gpu=1).request)  # fmt: skip
     return JobRecord(**values)
+
+
+@pytest.mark.parametrize(("max_bypass", "small_job_runs"), [(0, False), (8, True)])
+def test_the_loop_passes_its_max_bypass_setting_to_every_cycle(
+    tmp_path: Path, max_bypass: int, small_job_runs: bool
+) -> None:
+    cfg = config(resource_pools={"p": {"gpu": 2}})
+    store = SqliteStore(tmp_path / "scheduler.db")
+    try:
+        loop = SchedulerLoop(store, FakeExecutor(World()), lambda: cfg, Clock(),
+                             LoopSettings(max_bypass=max_bypass))  # fmt: skip
+        clock = Clock()
+
+        def submit(gpu: int) -> int:
+            new = NewJob("j", 0, 1, request(pool="p", gpu=gpu), "run", pool="p")
+            return store.submit([new], clock())[0].id
+
+        submit(1)
+        loop.cycle()  # the first job runs, one GPU is free
+        big, small = submit(2), submit(1)
+        report = loop.cycle()
+        assert report.decisions is not None
+        assert (small in report.admitted) is small_job_runs
+        if not small_job_runs:
+            assert report.decisions.reasons[small].code is ReasonCode.RESERVED_FOR_HEAD
+            assert report.decisions.reasons[small].detail["head"] == big
+    finally:
+        store.close()
