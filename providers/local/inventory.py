@@ -38,7 +38,7 @@ def mark_busy(state_dir: Path, workers: Collection[str], busy: Collection[str]) 
     worker names) are left alone."""
     if not workers or not (Path(state_dir) / DB_NAME).exists():
         return
-    cloud = LocalCloud(Path(state_dir))
+    cloud = LocalCloud(Path(state_dir), create=False)  # marks a cloud; never makes one
     try:
         with cloud.write() as conn:
             conn.executemany(

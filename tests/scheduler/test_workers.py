@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from providers.local.admin import list_instances
-from reconciler.scheduler.context import open_context
+from providers.local.inventory import mark_busy
+from reconciler.scheduler.context import open_context, worker_marker
 from reconciler.scheduler.executor import Launch, Phase
 from reconciler.scheduler.local_executor import LocalExecutor
 from tests.scheduler.scenario import (
@@ -101,3 +102,9 @@ def test_the_scheduler_context_holds_absolute_paths(
         assert ctx.state_dir.is_absolute()
     finally:
         ctx.close()
+
+
+def test_busy_marks_never_make_a_cloud_where_none_was_applied(tmp_path: Path) -> None:
+    mark_busy(tmp_path, {"i-1"}, {"i-1"})
+    assert list(tmp_path.iterdir()) == []
+    assert worker_marker(tmp_path)(frozenset({"i-1"}), frozenset()) is True
