@@ -164,10 +164,10 @@ class Admission:
     def _take_from_lower_claims(
         self, job: int, failures: list[tuple[Lane, Failure]], np: bool
     ) -> bool:
-        """A job about to preempt that would fit in room held for claimants of lower priority
-        takes that room instead: it would become a claimant itself and go before them (so
-        the next cycle would admit it there anyway), and no running job is stopped for it.
-        The claimants it passes keep what is still free."""
+        """A job about to preempt that would fit in room held for jobs of lower priority
+        (claimants, or jobs passed too often) takes that room instead: it would become a
+        claimant itself and go before them (so the next cycle would admit it there anyway),
+        and no running job is stopped for it. Those it passes keep what is still free."""
         ledger = self.ledger
         for lane, failure in failures:
             if failure.level != "pool":
@@ -175,12 +175,10 @@ class Admission:
             lower = ledger.lower_claims(lane.route)
             if not lower or not ledger.fits_without_claims(lane.route, np, lower):
                 continue
-            routes = [ledger.release(lane.tree, claimant) for claimant in lower]
+            released = [(holder, *ledger.release(lane.tree, holder)) for holder in lower]
             self._admit(job, lane, np)
-            for claimant, route in sorted(
-                zip(lower, routes, strict=True), key=lambda pair: -pair[1].priority
-            ):
-                ledger.hold(claimant, route)
+            for holder, route, claim in sorted(released, key=lambda r: -r[1].priority):
+                ledger.hold(holder, route, claim)
             return True
         return False
 

@@ -234,12 +234,13 @@ class Ledger:
                 mine[key] = mine.get(key, 0) + held
 
     def lower_claims(self, route: Route) -> list[int]:
-        """Claimants of lower priority than the route's with capacity held in its tree."""
+        """Jobs of lower priority than the route's with capacity held for them in its tree
+        (claimants, and jobs passed too often)."""
         tree = self.pools[route.pool].tree
         return [
             job
-            for job, (held_route, claim, amounts) in tree.holds.items()
-            if claim and held_route.priority < route.priority and any(amounts.values())
+            for job, (held_route, _, amounts) in tree.holds.items()
+            if held_route.priority < route.priority and any(amounts.values())
         ]
 
     def fits_without_claims(self, route: Route, np: bool, claimants: list[int]) -> bool:
@@ -251,14 +252,15 @@ class Ledger:
                 freed[key] += value
         return self.check(route, np, removed_pool=dict(freed)) is None
 
-    def release(self, tree: TreeUse, job: int) -> Route:
-        """Free what is held for a job; returns the route it was held on."""
-        route, _, amounts = tree.holds.pop(job)
+    def release(self, tree: TreeUse, job: int) -> tuple[Route, bool]:
+        """Free what is held for a job; returns the route it was held on and whether it was
+        a claim."""
+        route, claim, amounts = tree.holds.pop(job)
         tree.version += 1
         for key, value in amounts.items():
             tree.used[key] -= value
             tree.claimed[key] -= value
-        return route
+        return route, claim
 
     # -- questions -------------------------------------------------------------------------------
 

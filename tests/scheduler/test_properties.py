@@ -36,6 +36,7 @@ from tests.scheduler.builders import config, policy, request
 from tests.scheduler.fakes import Clock, CrashBeforeStart, FakeExecutor, World
 
 GRACE = 10.0
+MAX_BYPASS = 2  # small, so that capacity held against starvation happens in short runs
 
 
 def _event(label: str) -> None:
@@ -87,7 +88,11 @@ class Scheduling(RuleBasedStateMachine):
     def _new_loop(self, crash_after: int | None = None) -> SchedulerLoop:
         self.executor = FakeExecutor(self.world, crash_after)
         return SchedulerLoop(
-            self.store, self.executor, lambda: self.config, self.clock, LoopSettings(GRACE)
+            self.store,
+            self.executor,
+            lambda: self.config,
+            self.clock,
+            LoopSettings(GRACE, max_bypass=MAX_BYPASS),
         )
 
     def _changed(self, then_cycle: bool = False) -> None:
@@ -216,7 +221,7 @@ class Scheduling(RuleBasedStateMachine):
         for job in active:
             if job.status is Status.QUEUED:
                 assert job.reason == decisions.reasons.get(job.id), f"stale reason for {job.id}"
-        again = schedule(snapshot_of(self.config, active, report.cycle + 1, GRACE + 60),
+        again = schedule(snapshot_of(self.config, active, report.cycle + 1, GRACE + 60, MAX_BYPASS),
                          self.clock())  # fmt: skip
         assert again.admits == (), f"left waiting though they fit: {again.admits}"
         self._within_bounds(active)

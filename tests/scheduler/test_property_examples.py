@@ -72,7 +72,21 @@ LEFT_WAITING_THOUGH_IT_FITS: list[Step] = [
                 "route": ("hi", None), "then": True}),
 ]  # fmt: skip
 
-EXAMPLES = {"left waiting though it fits": LEFT_WAITING_THOUGH_IT_FITS}
+# Work conservation again, once the test held room against starvation (max_bypass 2): a
+# job that preempted became a claimant, went before the starving job in the next cycle and
+# took the room held for it there. Jobs room is held for now go first alike.
+CLAIMANT_AHEAD_OF_A_STARVING_JOB: list[Step] = [
+    ("a_busy_start", {"jobs": [("hi", 1, 0), ("hi", 3, 1), ("hi", 3, 1), ("lo", 3, 1)]}),
+    ("submit", {"count": 1, "gpu": 1, "preemptible": False, "priority": None, "retries": 0,
+                "route": ("lo", None), "then": False}),
+    ("crash_during_a_cycle", {"allowed": 0}),
+    ("cycle", {}),
+]  # fmt: skip
+
+EXAMPLES = {
+    "left waiting though it fits": LEFT_WAITING_THOUGH_IT_FITS,
+    "a claimant ahead of a starving job": CLAIMANT_AHEAD_OF_A_STARVING_JOB,
+}
 
 
 @pytest.mark.parametrize("steps", list(EXAMPLES.values()), ids=list(EXAMPLES))
