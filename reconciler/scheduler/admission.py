@@ -68,9 +68,17 @@ class Admission:
         self.bypasses = Bypasses(snapshot.max_bypass, self._hold_for_head)
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: Hopeless = {}
+        self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
 
     def _hold_for_head(self, job: int, route: Route) -> None:
-        self.ledger.hold(job, route, claim=False)
+        """Hold room for a job passed too often only while room is what it lacks: once its
+        policy's limit or reservation binds (jobs of its own policy passed it), held room
+        would idle, and the next cycle would not hold it."""
+        if self._np is None:
+            self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
+        failure = self.ledger.check(route, job in self._np)
+        if failure is not None and failure.level == "pool":
+            self.ledger.hold(job, route, claim=False)
 
     def run(self, waiting: Sequence[Waiting]) -> None:
         ledger, reasons, bypasses = self.ledger, self.reasons, self.bypasses

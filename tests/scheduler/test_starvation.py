@@ -18,7 +18,7 @@ from reconciler.scheduler.reasons import BYPASSED, ReasonCode, reason
 from reconciler.scheduler.schedule import schedule
 from reconciler.scheduler.sqlite_store import SqliteStore
 from reconciler.scheduler.store import JobRecord, NewJob
-from tests.scheduler.builders import config, holding, queued, request, snapshot
+from tests.scheduler.builders import config, holding, policy, queued, request, snapshot
 from tests.scheduler.fakes import Clock, FakeExecutor, World
 
 POOL = config(resource_pools={"p": {"gpu": 4}})
@@ -132,3 +132,20 @@ def test_the_loop_passes_its_max_bypass_setting_to_every_cycle(
             assert report.decisions.reasons[small].detail["head"] == big
     finally:
         store.close()
+
+
+def test_no_room_is_held_for_a_job_its_own_policy_limit_now_stops() -> None:
+    # Found by reasoning about a stateful-test failure: job 1 is passed by job 2 of its own
+    # policy, which takes the policy to where job 1 would exceed its limit. Room held for
+    # job 1 then would idle (and the next cycle would not hold it), so job 3 gets it now.
+    cfg = config(
+        resource_pools={"p": {"gpu": 10}},
+        policies={"a": policy("p", "a", priority=5, reserved={"gpu": 2}, limit={"gpu": 5}),
+                  "b": policy("p", "b", priority=5, reserved={"gpu": 8})},
+    )  # fmt: skip
+    held = [holding(100, "p", "b", gpu=6, preemptible=False)]
+    queue = [queued(1, subject="a", gpu=5, at=1.0), queued(2, subject="a", gpu=1, at=2.0),
+             queued(3, subject="b", gpu=1, at=3.0)]  # fmt: skip
+    decisions = schedule(replace(snapshot(cfg, queue, held), max_bypass=1), now=10.0)
+    assert [a.job for a in decisions.admits] == [2, 3]
+    assert decisions.reasons[1].detail[BYPASSED] == 1
