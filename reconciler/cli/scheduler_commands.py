@@ -320,14 +320,23 @@ def scheduler() -> None:
     show_default=True,
     help="Between SIGTERM and SIGKILL when preempting or cancelling.",
 )
+@click.option(
+    "--max-bypass",
+    type=click.IntRange(0, 1_000_000),
+    default=8,
+    show_default=True,
+    help="Admissions that may pass a waiting job before capacity is held for it.",
+)
 @dir_option
-def scheduler_run(once: bool, interval: float, grace: str, directory: Path | None) -> None:
+def scheduler_run(
+    once: bool, interval: float, grace: str, max_bypass: int, directory: Path | None
+) -> None:
     """Watch the applied pools and the queue; admit, start and preempt jobs. Stop with Ctrl-C
     or SIGTERM: running jobs keep running, and the next run finds them."""
     from reconciler.scheduler.leader import run_led
     from reconciler.scheduler.loop import LoopSettings
 
-    settings = LoopSettings(grace=_duration(grace))
+    settings = LoopSettings(grace=_duration(grace), max_bypass=max_bypass)
     stop = {"asked": False}
 
     def ask_stop(_signum: int, _frame: object) -> None:

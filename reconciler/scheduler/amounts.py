@@ -5,6 +5,7 @@ suffer float rounding, and shown back in the units a person wrote."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from fractions import Fraction
 
 SCALE = 1000
 WORKER = "worker"  # a worker pool's only key: one whole worker per job
@@ -41,14 +42,40 @@ def _number(value: float) -> str:
     return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
-def show(key: str, value: int) -> str:
-    """`gpu 3`, `cpu 0.5`, `memory 8GB`: one amount as a person reads it."""
-    if key == "memory":
-        size = value / SCALE
-        for unit, factor in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6), ("KB", 10**3)):
+# Memory units, binary and decimal: state keeps bytes, not how they were written, so memory is
+# shown in the unit that says it shortest and exactly (16Gi, not 17.18GB; 500GB, not 465.66Gi).
+_MEMORY_UNITS = tuple(
+    (unit, Fraction(base) ** power)
+    for power, (binary, decimal) in enumerate(
+        (("Ki", "KB"), ("Mi", "MB"), ("Gi", "GB"), ("Ti", "TB"), ("Pi", "PB")), start=1
+    )
+    for unit, base in ((binary, 1024), (decimal, 1000))
+)
+
+
+def _memory(value: int) -> str:
+    size = Fraction(value, SCALE)
+    found = f"{_number(float(size))}B"
+    exact = size.denominator == 1
+    for unit, factor in _MEMORY_UNITS:
+        amount = size / factor
+        if amount < 1:
+            continue
+        if (amount * 1000).denominator == 1:  # exact to three decimals
+            spelled = f"{_number(float(amount))}{unit}"
+            if not exact or len(spelled) <= len(found):
+                found, exact = spelled, True
+    if not exact:  # no unit says it exactly: the nearest decimal one, rounded
+        for unit, factor in reversed(_MEMORY_UNITS[1::2]):
             if size >= factor:
-                return f"memory {_number(size / factor)}{unit}"
-        return f"memory {_number(size)}B"
+                return f"{_number(float(size / factor))}{unit}"
+    return found
+
+
+def show(key: str, value: int) -> str:
+    """`gpu 3`, `cpu 0.5`, `memory 16Gi`: one amount as a person reads it."""
+    if key == "memory":
+        return f"memory {_memory(value)}"
     return f"{key} {_number(value / SCALE)}"
 
 

@@ -143,7 +143,11 @@ def _read(
     kind, attributes = record.resource_type, record.attributes
     name = record.address.split(".", 1)[-1]
     if kind == "resource_pool":
-        pools[name] = Pool(name, "resource", _amounts(attributes.get("capacity")), ())
+        parent = attributes.get("parent")
+        parent = parent if isinstance(parent, str) and parent else None
+        pools[name] = Pool(
+            name, "resource", _amounts(attributes.get("capacity")), (), parent=parent
+        )
     elif kind == "worker_pool":
         pools[name] = _worker_pool(record, (workers or {}).get(name))
     elif kind == "machine_type":
@@ -165,6 +169,26 @@ def _read(
             defaults[key] = value if isinstance(value, str) else None
 
 
+def _parents(pools: Mapping[str, Pool]) -> dict[str, str]:
+    """Each resource pool's parent where it is an applied resource pool; a link that would
+    close a cycle (validate refuses those; a damaged state might still hold one) is dropped."""
+    kept: dict[str, str] = {}
+    for name in sorted(pools):
+        parent = pools[name].parent
+        if pools[name].kind != "resource" or parent is None or parent not in pools:
+            continue
+        if pools[parent].kind != "resource":
+            continue
+        seen: set[str] = {name}
+        step: str | None = parent
+        while step is not None and step not in seen:
+            seen.add(step)
+            step = kept.get(step)
+        if step is None:
+            kept[name] = parent
+    return kept
+
+
 def _bind(
     serial: int,
     pools: dict[str, Pool],
@@ -182,6 +206,7 @@ def _bind(
         kept[policy.name] = policy
         bound.setdefault(policy.pool, []).append(policy.name)
     final: dict[str, Pool] = {}
+    parents = _parents(pools)
     for name in sorted(pools):
         pool = pools[name]
         names = bound.get(name)
@@ -200,6 +225,7 @@ def _bind(
             pool.worker_shape,
             pool.declared_workers,
             pool.workers,
+            parents.get(name),
         )
     return AppliedConfig(
         serial,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.applied import applied_config
 from reconciler.scheduler.executor import Executor
 from reconciler.scheduler.local_executor import LocalExecutor
+from reconciler.scheduler.loop import MarkWorkers
 from reconciler.scheduler.model import AppliedConfig
 from reconciler.scheduler.sqlite_store import SqliteStore
 from reconciler.scheduler.store import SchedulerStore
@@ -37,6 +39,7 @@ class SchedulerContext:
     read_config: Callable[[], AppliedConfig]
     clock: Callable[[], float]
     state_dir: Path
+    mark_workers: MarkWorkers | None = None
 
     def close(self) -> None:
         self.store.close()
@@ -91,13 +94,30 @@ def config_reader(
     return read
 
 
+def worker_marker(state_dir: Path) -> MarkWorkers:
+    """Busy marks on the local cloud's workers. A failed write (the cloud database locked by
+    an apply for longer than its timeout, a disk error) is tried again next cycle."""
+
+    def mark(workers: frozenset[str], busy: frozenset[str]) -> bool:
+        from providers.local.inventory import mark_busy
+        from providers.protocol import ProviderError
+
+        try:
+            mark_busy(state_dir, workers, busy)
+        except (OSError, sqlite3.Error, ProviderError):
+            return False
+        return True
+
+    return mark
+
+
 def open_context(
     state_dir: Path,
     read_state: Callable[[], StateSnapshot | None],
     clock: Callable[[], float] = time.time,
     store: SchedulerStore | None = None,  # a team's (PostgreSQL); SQLite beside the state else
 ) -> SchedulerContext:
-    state_dir = Path(state_dir)
+    state_dir = Path(state_dir).resolve()  # what derives from it stays right after a chdir
     state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return SchedulerContext(
         store=store if store is not None else SqliteStore(state_dir / STORE_NAME),
@@ -105,4 +125,5 @@ def open_context(
         read_config=config_reader(read_state, state_dir),
         clock=clock,
         state_dir=state_dir,
+        mark_workers=worker_marker(state_dir),
     )

@@ -3,23 +3,31 @@
 Built from the jobs holding capacity (admitted, running, and stopping ones: a preempted job's
 capacity stays counted until its process has exited). `check` says whether a route fits now
 and, if not, why, per key.
+
+Pools joined by `parent` form a tree that shares one capacity (like a Kueue cohort): a job
+fits while the tree's total usage stays within the tree's total capacity, so a pool lends what
+it leaves idle and borrows what others leave idle. Each pool's own capacity is what it is sure
+to get back (by reclaim); a pool alone is a tree of one, and then the two are the same thing.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from reconciler.scheduler.amounts import WORKER, Amounts
-from reconciler.scheduler.model import AppliedConfig, Holding, Route
+from reconciler.scheduler.model import AppliedConfig, Holding, Policy, Pool, Route
 
 Usage = dict[str, dict[str, int]]
+_NO_LIMIT: Mapping[str, int] = {}
 
 
 @dataclass(frozen=True)
 class Failure:
     """Why a route does not fit now. `level`: where the first binding limit is ("reserved",
-    "limit", "pool", "overcommitted"); `deficit`: units missing per key at that level."""
+    "limit", "pool", "overcommitted"); `deficit`: units missing per key at that level ("pool":
+    in the tree of pools it shares capacity with)."""
 
     level: str
     deficit: tuple[tuple[str, int], ...]
@@ -29,95 +37,238 @@ class Failure:
         return {k for k, _ in self.deficit}
 
 
-def _usage() -> Usage:
-    return defaultdict(lambda: defaultdict(int))
+class TreeUse:
+    """Usage of one tree of pools (one pool, usually). `used` counts held capacity too."""
+
+    __slots__ = (
+        "admitted",
+        "capacity",
+        "checked",
+        "claimed",
+        "dead",
+        "floor",
+        "holds",
+        "memo",
+        "memo_version",
+        "mixed",
+        "names",
+        "start",
+        "used",
+        "version",
+    )
+
+    def __init__(self, names: tuple[str, ...], capacity: dict[str, int], used: dict[str, int]):
+        self.names = names
+        self.capacity = capacity
+        self.used = used
+        self.start: dict[str, int] = {}
+        self.version = 0  # moves on every change: while it stands, every answer is the same
+        self.claimed: dict[str, int] = defaultdict(int)
+        # job -> (its route, a claim?, what is held for it), in the order capacity was held
+        self.holds: dict[int, tuple[Route, bool, dict[str, int]]] = {}
+        self.admitted: list[tuple[int, int]] = []  # this cycle: (job, priority)
+        # For `schedule`: the least any queued job asks of a key every one of them asks for;
+        # whether some job may use another tree too; the version last looked at and the one
+        # at which nothing queued can get in any more; outcomes at `memo_version`.
+        self.floor: dict[str, int] | None = None
+        self.mixed = False
+        self.checked = -1
+        self.dead = -1
+        self.memo: dict[object, object] = {}
+        self.memo_version = -1
+
+    @property
+    def holder(self) -> tuple[int, bool] | None:
+        """The first job capacity is held for, and whether for a claim."""
+        for job, (_, claim, amounts) in self.holds.items():
+            if any(amounts.values()):
+                return job, claim
+        return None
+
+
+class PoolUse:
+    __slots__ = ("busy", "capacity", "pool", "tree", "used")
+
+    def __init__(self, pool: Pool):
+        self.pool = pool
+        self.capacity: Mapping[str, int] = pool.capacity
+        self.used: dict[str, int] = defaultdict(int)
+        self.tree: TreeUse
+        self.busy: set[str] = set()
+
+
+class PolicyUse:
+    __slots__ = ("limit", "np_used", "policy", "reserved", "used")
+
+    def __init__(self, policy: Policy):
+        self.policy = policy
+        self.used: dict[str, int] = defaultdict(int)
+        self.np_used: dict[str, int] = defaultdict(int)
+        self.limit: Mapping[str, int] = _NO_LIMIT if policy.limit is None else policy.limit
+        self.reserved: Mapping[str, int] = policy.reserved
 
 
 class Ledger:
-    def __init__(self, config: AppliedConfig, holding: tuple[Holding, ...]):
+    def __init__(self, config: AppliedConfig, holding: Iterable[Holding]):
         self.config = config
-        self.pool_used: Usage = _usage()
-        self.policy_used: Usage = _usage()
-        self.np_used: Usage = _usage()
-        self.claimed: Usage = _usage()
-        self.claimant: dict[str, int] = {}
-        self.leaving: Usage = _usage()  # per policy: held by jobs being stopped
-        self.busy_workers: dict[str, set[str]] = defaultdict(set)
-        self.admitted_now: dict[str, list[tuple[int, int]]] = defaultdict(list)  # (job, priority)
-        # Per pool, moves on every change to the pool or its policies: while a pool's version
-        # stands, every question about it has the same answer.
-        self.versions: dict[str, int] = defaultdict(int)
-        self.borrowers: set[str] = set()
+        self.pools: dict[str, PoolUse] = {name: PoolUse(p) for name, p in config.pools.items()}
+        self.policies = {name: PolicyUse(p) for name, p in config.policies.items()}
+        for members in config.trees.values():
+            if len(members) == 1:  # a pool alone: the tree's figures are the pool's own
+                use = self.pools[members[0]]
+                use.tree = TreeUse(members, dict(use.capacity), use.used)
+                continue
+            capacity: dict[str, int] = defaultdict(int)
+            for name in members:
+                for key, value in self.pools[name].capacity.items():
+                    capacity[key] += value
+            tree = TreeUse(members, dict(capacity), defaultdict(int))
+            for name in members:
+                self.pools[name].tree = tree
+        self.leaving: Usage = defaultdict(lambda: defaultdict(int))  # per policy, being stopped
+        self.pool_leaving: Usage = defaultdict(lambda: defaultdict(int))  # per pool
+        stopping = []
         for job in holding:
-            self._take(job.pool, job.policy, job.amounts, not job.preemptible, job.worker)
+            pool, policy = self._uses(job)
+            self.take(pool, policy, job.amounts, not job.preemptible, job.worker)
             if job.stopping:
-                self.leave(job)
+                stopping.append(job)
+        for job in stopping:
+            self.leave(job)
         # As of the snapshot: who borrows is judged on this, so the cycle's own admissions
         # never turn a running job into a victim.
-        self.policy_start = {p: dict(keys) for p, keys in self.policy_used.items()}
-        self.pool_start = {p: dict(keys) for p, keys in self.pool_used.items()}
-        # Policies using more than they reserved on some key (without jobs being stopped).
+        self.policy_start = {n: dict(u.used) for n, u in self.policies.items() if u.used}
+        self.pool_start = {n: dict(u.used) for n, u in self.pools.items() if u.used}
+        for use in self.pools.values():
+            if not use.tree.start:
+                use.tree.start = dict(use.tree.used)
         self.borrowers = {
             p for p, used in self.policy_start.items() if self.borrowing(p, set(used))
         }
+        self.pool_borrowers = {
+            p
+            for p, used in self.pool_start.items()
+            if len(self.pools[p].tree.names) > 1 and self.pool_borrowing(p, set(used))
+        }
+
+    def _uses(self, job: Holding) -> tuple[PoolUse, PolicyUse]:
+        """Where a held job counts. A pool or policy an apply has since removed gets a ledger
+        entry of its own: the job still holds what it holds until it exits."""
+        pool = self.pools.get(job.pool)
+        if pool is None:
+            pool = self.pools[job.pool] = PoolUse(Pool(job.pool, "resource", {}, ()))
+            pool.tree = TreeUse((job.pool,), {}, pool.used)
+        policy = self.policies.get(job.policy)
+        if policy is None:
+            policy = self.policies[job.policy] = PolicyUse(
+                Policy(job.policy, None, job.pool, 0, {}, None)
+            )
+        return pool, policy
 
     # -- changes ---------------------------------------------------------------------------------
 
-    def _take(self, pool: str, policy: str, amounts: Amounts, np: bool, worker: str | None) -> None:
-        self.versions[pool] += 1
-        pool_used, policy_used = self.pool_used[pool], self.policy_used[policy]
-        np_used = self.np_used[policy] if np else None
+    def take(
+        self, pool: PoolUse, policy: PolicyUse, amounts: Amounts, np: bool, worker: str | None
+    ) -> None:
+        tree = pool.tree
+        tree.version += 1
+        pool_used, policy_used = pool.used, policy.used
+        tree_used = tree.used if tree.used is not pool_used else None
+        np_used = policy.np_used if np else None
         for key, value in amounts:
             pool_used[key] += value
             policy_used[key] += value
+            if tree_used is not None:
+                tree_used[key] += value
             if np_used is not None:
                 np_used[key] += value
         if worker is not None:
-            self.busy_workers[pool].add(worker)
+            pool.busy.add(worker)
 
     def admit(self, job: int, route: Route, np: bool) -> str | None:
         """Account the job on the route; returns the worker it gets on a worker pool."""
-        worker = self.free_worker(route.pool)
-        self._take(route.pool, route.policy, route.demand, np, worker)
-        self.admitted_now[route.pool].append((job, route.priority))
+        pool = self.pools[route.pool]
+        worker = self.free_worker(pool)
+        self.take(pool, self.policies[route.policy], route.demand, np, worker)
+        pool.tree.admitted.append((job, route.priority))
         return worker
 
     def leave(self, job: Holding) -> None:
         """A job chosen as a victim (or being stopped): still counted until it exits, but no
-        longer part of what its policy borrows."""
-        self.versions[job.pool] += 1
-        leaving = self.leaving[job.policy]
+        longer part of what its policy or pool borrows."""
+        pool = self.pools.get(job.pool)
+        if pool is not None:
+            pool.tree.version += 1
+        leaving, pool_leaving = self.leaving[job.policy], self.pool_leaving[job.pool]
         for key, value in job.amounts:
             leaving[key] += value
-        if job.policy in self.borrowers and not self.borrowing(
+            pool_leaving[key] += value
+        borrowers = getattr(self, "borrowers", None)
+        if borrowers is None:  # still building: borrowers are judged afterwards
+            return
+        if job.policy in borrowers and not self.borrowing(
             job.policy, set(self.policy_start.get(job.policy, {}))
         ):
-            self.borrowers.discard(job.policy)
+            borrowers.discard(job.policy)
+        if job.pool in self.pool_borrowers and not self.pool_borrowing(
+            job.pool, set(self.pool_start.get(job.pool, {}))
+        ):
+            self.pool_borrowers.discard(job.pool)
 
-    def hold(self, job: int, route: Route) -> None:
-        """Keep what is free of the route's demand for a preemptor whose victims are exiting,
-        so nobody else takes the capacity they release (the claim)."""
-        self.versions[route.pool] += 1
-        pool = self.config.pools[route.pool]
-        used = self.pool_used[route.pool]
+    def hold(self, job: int, route: Route, claim: bool = True) -> None:
+        """Keep what is free of the route's demand for a job: a preemptor whose victims are
+        exiting (`claim`), or a job others have passed too often. Nobody after it in the
+        cycle's order can take that capacity."""
+        tree = self.pools[route.pool].tree
+        tree.version += 1
+        used, capacity = tree.used, tree.capacity
+        _, _, mine = tree.holds.setdefault(job, (route, claim, {}))
         for key, need in route.demand:
-            capacity = pool.capacity.get(key)
-            if capacity is None:
+            limit = capacity.get(key)
+            if limit is None:
                 continue
-            held = min(max(capacity - used[key], 0), need)
+            held = min(max(limit - used[key], 0), need)
             if held:
                 used[key] += held
-                self.claimed[route.pool][key] += held
-                self.claimant.setdefault(route.pool, job)
+                tree.claimed[key] += held
+                mine[key] = mine.get(key, 0) + held
+
+    def lower_claims(self, route: Route) -> list[int]:
+        """Jobs of lower priority than the route's with capacity held for them in its tree
+        (claimants, and jobs passed too often)."""
+        tree = self.pools[route.pool].tree
+        return [
+            job
+            for job, (held_route, _, amounts) in tree.holds.items()
+            if held_route.priority < route.priority and any(amounts.values())
+        ]
+
+    def fits_without_claims(self, route: Route, np: bool, claimants: list[int]) -> bool:
+        """Whether the route would fit were the capacity held for `claimants` free."""
+        holds = self.pools[route.pool].tree.holds
+        freed: dict[str, int] = defaultdict(int)
+        for job in claimants:
+            for key, value in holds[job][2].items():
+                freed[key] += value
+        return self.check(route, np, removed_pool=dict(freed)) is None
+
+    def release(self, tree: TreeUse, job: int) -> tuple[Route, bool]:
+        """Free what is held for a job; returns the route it was held on and whether it was
+        a claim."""
+        route, claim, amounts = tree.holds.pop(job)
+        tree.version += 1
+        for key, value in amounts.items():
+            tree.used[key] -= value
+            tree.claimed[key] -= value
+        return route, claim
 
     # -- questions -------------------------------------------------------------------------------
 
-    def free_worker(self, pool_name: str) -> str | None:
-        pool = self.config.pools[pool_name]
-        if pool.kind != "worker":
+    def free_worker(self, pool: PoolUse) -> str | None:
+        if pool.pool.kind != "worker":
             return None
-        busy = self.busy_workers[pool_name]
-        return next((w.id for w in pool.workers if w.id not in busy), None)
+        busy = pool.busy
+        return next((w.id for w in pool.pool.workers if w.id not in busy), None)
 
     def check(
         self,
@@ -127,67 +278,86 @@ class Ledger:
         removed_policy: dict[str, int] | None = None,
     ) -> Failure | None:
         """None when the route fits now (after taking away `removed_*`, the usage of would-be
-        victims); else the first level that binds and the deficit per key there."""
-        pool = self.config.pools[route.pool]
-        policy = self.config.policies[route.policy]
-        capacity, limits, guaranteed = pool.capacity, policy.limit, policy.reserved
-        pool_used, policy_used = self.pool_used[route.pool], self.policy_used[route.policy]
-        np_used = self.np_used[route.policy] if np else None
-        fits = True
-        for key, need in route.demand:  # the common case, without allocating anything
-            used = pool_used[key] - (removed_pool.get(key, 0) if removed_pool else 0)
-            if used + need > capacity.get(key, 0):
-                fits = False
+        victims, from the tree and the policy); else the first level that binds and the deficit
+        per key there."""
+        pool, policy = self.pools[route.pool], self.policies[route.policy]
+        if removed_pool is None and removed_policy is None:
+            return self.fits(pool, policy, route.demand, np)
+        if self._fits(pool, policy, route.demand, np, removed_pool, removed_policy):
+            return None
+        return self._failure(pool, policy, route.demand, np, removed_pool, removed_policy)
+
+    def fits(self, pool: PoolUse, policy: PolicyUse, demand: Amounts, np: bool) -> Failure | None:
+        """`check` without would-be victims: the question every queued job asks."""
+        tree = pool.tree
+        used, capacity, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
+        for key, need in demand:
+            if used[key] + need > capacity.get(key, 0):
                 break
-            limit = None if limits is None else limits.get(key)
-            if limit is not None:
-                mine = policy_used[key] - (removed_policy.get(key, 0) if removed_policy else 0)
-                if mine + need > limit:
-                    fits = False
-                    break
-            if np_used is not None and np_used[key] + need > guaranteed.get(key, 0):
-                fits = False
+            limit = limits.get(key)
+            if limit is not None and mine[key] + need > limit:
                 break
-        if fits:
-            if (
-                pool.kind == "worker"
-                and removed_pool is None
-                and self.free_worker(route.pool) is None
-            ):
+            if np and policy.np_used[key] + need > policy.reserved.get(key, 0):
+                break
+        else:
+            if pool.pool.kind == "worker" and self.free_worker(pool) is None:
                 return Failure("pool", ((WORKER, 0),))
             return None
-        return self._failure(route, np, removed_pool, removed_policy)
+        return self._failure(pool, policy, demand, np, None, None)
+
+    def _fits(
+        self,
+        pool: PoolUse,
+        policy: PolicyUse,
+        demand: Amounts,
+        np: bool,
+        removed_pool: dict[str, int] | None,
+        removed_policy: dict[str, int] | None,
+    ) -> bool:
+        tree = pool.tree
+        for key, need in demand:
+            used = tree.used[key] - (removed_pool.get(key, 0) if removed_pool else 0)
+            if used + need > tree.capacity.get(key, 0):
+                return False
+            limit = policy.limit.get(key)
+            if limit is not None:
+                mine = policy.used[key] - (removed_policy.get(key, 0) if removed_policy else 0)
+                if mine + need > limit:
+                    return False
+            if np and policy.np_used[key] + need > policy.reserved.get(key, 0):
+                return False
+        return True
 
     def _failure(
         self,
-        route: Route,
+        pool: PoolUse,
+        policy: PolicyUse,
+        demand: Amounts,
         np: bool,
         removed_pool: dict[str, int] | None,
         removed_policy: dict[str, int] | None,
     ) -> Failure:
-        pool = self.config.pools[route.pool]
-        policy = self.config.policies[route.policy]
-        pool_used, policy_used = self.pool_used[route.pool], self.policy_used[route.policy]
+        tree = pool.tree
         over: list[tuple[str, int]] = []
         limited: list[tuple[str, int]] = []
         reserved: list[tuple[str, int]] = []
         overcommitted: list[tuple[str, int]] = []
-        for key, need in route.demand:
-            capacity = pool.capacity.get(key, 0)
-            used = pool_used[key] - (removed_pool.get(key, 0) if removed_pool else 0)
+        for key, need in demand:
+            capacity = tree.capacity.get(key, 0)
+            used = tree.used[key] - (removed_pool.get(key, 0) if removed_pool else 0)
             if used > capacity and not removed_pool:
                 overcommitted.append((key, used - capacity))
             elif used + need > capacity:
                 over.append((key, used + need - capacity))
-            limit = None if policy.limit is None else policy.limit.get(key)
+            limit = policy.limit.get(key)
             if limit is not None:
-                mine = policy_used[key] - (removed_policy.get(key, 0) if removed_policy else 0)
+                mine = policy.used[key] - (removed_policy.get(key, 0) if removed_policy else 0)
                 if mine + need > limit:
                     limited.append((key, mine + need - limit))
             if np:
                 guaranteed = policy.reserved.get(key, 0)
-                if self.np_used[route.policy][key] + need > guaranteed:
-                    reserved.append((key, self.np_used[route.policy][key] + need - guaranteed))
+                if policy.np_used[key] + need > guaranteed:
+                    reserved.append((key, policy.np_used[key] + need - guaranteed))
         if reserved:
             return Failure("reserved", tuple(reserved))
         if limited:
@@ -197,36 +367,36 @@ class Ledger:
         return Failure("pool", tuple(over))
 
     def shortage(self, route: Route, np: bool) -> tuple[dict[str, int], dict[str, int]] | None:
-        """What the route lacks per key, in the pool and under its policy's limit, for victims
-        to free; None when its non-preemptible reservation is what binds (victims cannot help)."""
-        pool = self.config.pools[route.pool]
-        policy = self.config.policies[route.policy]
-        pool_used, policy_used = self.pool_used[route.pool], self.policy_used[route.policy]
+        """What the route lacks per key, in its tree of pools and under its policy's limit, for
+        victims to free; None when its non-preemptible reservation is what binds (victims
+        cannot help)."""
+        tree = self.pools[route.pool].tree
+        policy = self.policies[route.policy]
         in_pool: dict[str, int] = {}
         in_policy: dict[str, int] = {}
         for key, need in route.demand:
-            if np and self.np_used[route.policy][key] + need > policy.reserved.get(key, 0):
+            if np and policy.np_used[key] + need > policy.reserved.get(key, 0):
                 return None
-            over = pool_used[key] + need - pool.capacity.get(key, 0)
+            over = tree.used[key] + need - tree.capacity.get(key, 0)
             if over > 0:
                 in_pool[key] = over
-            limit = None if policy.limit is None else policy.limit.get(key)
-            if limit is not None and policy_used[key] + need > limit:
-                in_policy[key] = policy_used[key] + need - limit
+            limit = policy.limit.get(key)
+            if limit is not None and policy.used[key] + need > limit:
+                in_policy[key] = policy.used[key] + need - limit
         return in_pool, in_policy
 
     def held_for(self, route: Route) -> bool:
-        """Whether the route would fit but for capacity held for a preemptor."""
-        held = self.claimed.get(route.pool)
-        if not held:
+        """Whether the route would fit but for capacity held for another job."""
+        held = self.pools[route.pool].tree.claimed
+        if not any(held.values()):
             return False
         return self.check(route, False, removed_pool=dict(held)) is None
 
     def fit_at_start(self, route: Route) -> bool:
-        """Whether the route fit the pool before this cycle's admissions took capacity."""
-        pool = self.config.pools[route.pool]
-        start = self.pool_start.get(route.pool, {})
-        return all(start.get(k, 0) + need <= pool.capacity.get(k, 0) for k, need in route.demand)
+        """Whether the route fit its tree before this cycle's admissions took capacity."""
+        tree = self.pools[route.pool].tree
+        start, capacity = tree.start, tree.capacity
+        return all(start.get(k, 0) + need <= capacity.get(k, 0) for k, need in route.demand)
 
     def borrowing(self, policy: str, keys: set[str], minus: dict[str, int] | None = None) -> bool:
         """Whether a policy uses more than it reserved on one of `keys`: as of the snapshot,
@@ -251,6 +421,36 @@ class Ledger:
 
     def within_reservation(self, route: Route) -> bool:
         """Whether the route's policy would stay inside its reservation with the job added."""
-        policy = self.config.policies[route.policy]
-        used = self.policy_used[route.policy]
-        return all(used[k] + need <= policy.reserved.get(k, 0) for k, need in route.demand)
+        policy = self.policies[route.policy]
+        used, reserved = policy.used, policy.reserved
+        return all(used[k] + need <= reserved.get(k, 0) for k, need in route.demand)
+
+    # -- pools sharing a tree: the same questions one level up --------------------------------
+
+    def pool_borrowing(
+        self, pool: str, keys: set[str], minus: dict[str, int] | None = None
+    ) -> bool:
+        """Whether a pool uses more than its own capacity on one of `keys` (so it borrows from
+        the pools it shares a tree with), as `borrowing` asks of a policy."""
+        use = self.pools.get(pool)
+        capacity = use.capacity if use is not None else {}
+        used, leaving = self.pool_start.get(pool, {}), self.pool_leaving.get(pool, {})
+        return any(
+            used.get(k, 0) - leaving.get(k, 0) - (minus or {}).get(k, 0) > capacity.get(k, 0)
+            for k in keys
+        )
+
+    def pool_keeps_capacity(self, pool: str, keys: set[str], minus: dict[str, int]) -> bool:
+        use = self.pools.get(pool)
+        capacity = use.capacity if use is not None else {}
+        used, leaving = self.pool_start.get(pool, {}), self.pool_leaving.get(pool, {})
+        return all(
+            used.get(k, 0) - leaving.get(k, 0) - minus.get(k, 0) >= capacity.get(k, 0) for k in keys
+        )
+
+    def within_capacity(self, route: Route) -> bool:
+        """Whether the route's own pool would stay inside its own capacity with the job added:
+        then it may take back what other pools of its tree borrow from it (reclaim)."""
+        pool = self.pools[route.pool]
+        used, capacity = pool.used, pool.capacity
+        return all(used[k] + need <= capacity.get(k, 0) for k, need in route.demand)

@@ -6,12 +6,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from reconciler.scheduler.model import AppliedConfig, Holding, Queued, Snapshot, Status
-from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+from reconciler.scheduler.reasons import BYPASSED, Reason, ReasonCode, reason
 from reconciler.scheduler.store import Ending, JobRecord
 
 
 def snapshot_of(
-    config: AppliedConfig, records: Sequence[JobRecord], cycle: int, claim_ttl: float
+    config: AppliedConfig,
+    records: Sequence[JobRecord],
+    cycle: int,
+    claim_ttl: float,
+    max_bypass: int = 8,
 ) -> Snapshot:
     queued: list[Queued] = []
     holding: list[Holding] = []
@@ -19,7 +23,13 @@ def snapshot_of(
         if job.status is Status.QUEUED:
             queued.append(
                 Queued(
-                    job.id, job.request, job.submitted_at, job.batch, job.claim_until, job.reason
+                    job.id,
+                    job.request,
+                    job.submitted_at,
+                    job.batch,
+                    job.claim_until,
+                    job.reason,
+                    _bypassed(job.reason),
                 )
             )
         elif job.status in (Status.ADMITTED, Status.RUNNING) and job.pool and job.policy:
@@ -38,7 +48,13 @@ def snapshot_of(
                     preempted_for=job.preempted_for if job.stop == "preempt" else None,
                 )
             )
-    return Snapshot(config, tuple(queued), tuple(holding), cycle, claim_ttl)
+    return Snapshot(config, tuple(queued), tuple(holding), cycle, claim_ttl, max_bypass)
+
+
+def _bypassed(why: Reason | None) -> int:
+    """The anti-starvation count the last cycle left in the reason (0 if none, or damaged)."""
+    count = why.detail.get(BYPASSED) if why is not None else None
+    return count if isinstance(count, int) and not isinstance(count, bool) and count > 0 else 0
 
 
 def job_env(job: JobRecord, worker: str | None) -> dict[str, str]:

@@ -64,7 +64,9 @@ class LocalExecutor:
         _private_dir(self.jobs_dir)
         job_dir = _private_dir(self.job_dir(launch.job))
         attempt = _private_dir(self.attempt_dir(launch.job, launch.attempt))
-        cwd = launch.workdir or _private_dir(job_dir / "work")
+        # Absolute, so the job sees the same directory whatever the scheduler's own directory
+        # is, and can pass it on (POOLFORM_WORKDIR) to processes that change directory.
+        cwd = (launch.workdir or _private_dir(job_dir / "work")).resolve()
         command = attempt / "command.sh"
         fd = os.open(command, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
@@ -76,7 +78,7 @@ class LocalExecutor:
             process = subprocess.Popen(
                 ["bash", "-c", WRAPPER, "poolform-job", str(attempt), launch.name],
                 cwd=cwd,
-                env={**os.environ, **launch.env},
+                env={**os.environ, **launch.env, "POOLFORM_WORKDIR": str(cwd), "PWD": str(cwd)},
                 stdin=subprocess.DEVNULL,
                 stdout=log_fd,
                 stderr=subprocess.STDOUT,

@@ -14,7 +14,7 @@ The clock is injected; nothing here decides who runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,11 +25,15 @@ from reconciler.scheduler.reasons import ReasonCode, reason
 from reconciler.scheduler.schedule import schedule
 from reconciler.scheduler.store import Ended, Ending, JobRecord, SchedulerStore, Started
 
+# (every worker of the applied worker pools, the busy ones) -> whether the marks were written
+MarkWorkers = Callable[[frozenset[str], frozenset[str]], bool]
+
 
 @dataclass(frozen=True)
 class LoopSettings:
     grace: float = 30.0  # seconds between SIGTERM and SIGKILL
     claim_ttl: float | None = None  # how long a preemptor's claim lasts (default grace + 60s)
+    max_bypass: int = 8  # admissions that may pass a waiting job before room is held for it
 
     @property
     def claim_seconds(self) -> float:
@@ -70,8 +74,11 @@ class SchedulerLoop:
         read_config: Callable[[], AppliedConfig],
         clock: Callable[[], float],
         settings: LoopSettings | None = None,
+        mark_workers: MarkWorkers | None = None,
     ):
         self.store = store
+        self.mark_workers = mark_workers
+        self._marked: tuple[frozenset[str], frozenset[str]] | None = None
         self.executor = executor
         self.read_config = read_config
         self.clock = clock
@@ -132,7 +139,9 @@ class SchedulerLoop:
         self.serial = config.serial
         records = self.reconcile(report)
         now = self.clock()
-        snapshot = snapshot_of(config, records, report.cycle, self.settings.claim_seconds)
+        snapshot = snapshot_of(
+            config, records, report.cycle, self.settings.claim_seconds, self.settings.max_bypass
+        )
         decisions = schedule(snapshot, now)
         stored = {job.id: job.reason for job in snapshot.queued}
         changed = {j: r for j, r in decisions.reasons.items() if stored.get(j) != r}
@@ -148,6 +157,7 @@ class SchedulerLoop:
             if (started := self._start(job, workers.get(job.worker or ""), report)) is not None
         ]
         self.store.started(starts, self.clock())
+        self._mark(config, records, committed.admitted)
         report.admitted = [job.id for job in committed.admitted]
         report.preempted = [job.id for job in committed.preempting]
         report.rejected = [r.job for r in decisions.rejects]
@@ -155,6 +165,19 @@ class SchedulerLoop:
         report.running = sum(1 for r in records if r.status in HOLDING) + len(report.admitted)
         report.decisions = decisions
         return report
+
+    def _mark(
+        self, config: AppliedConfig, records: Sequence[JobRecord], admitted: Sequence[JobRecord]
+    ) -> None:
+        """Tell the cloud which workers hold a job, so a shrink by apply takes idle ones
+        first; written when it changes (and again after a failed write)."""
+        if self.mark_workers is None:
+            return
+        workers = frozenset(w.id for pool in config.pools.values() for w in pool.workers)
+        held = (job.worker for job in records if job.status in HOLDING)
+        busy = frozenset(w for w in (*held, *(job.worker for job in admitted)) if w)
+        if (workers, busy) != self._marked and self.mark_workers(workers, busy):
+            self._marked = (workers, busy)
 
     def _start(self, job: JobRecord, directory: str | None, report: CycleReport) -> Started | None:
         launch = Launch(

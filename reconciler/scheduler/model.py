@@ -8,7 +8,7 @@ import enum
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.reasons import Reason
@@ -75,6 +75,7 @@ class Pool:
     worker_shape: WorkerShape | None = None
     declared_workers: int = 0  # worker pools: what apply was asked for (fail-fast uses it)
     workers: tuple[Worker, ...] = ()  # worker pools: the workers ready now
+    parent: str | None = None  # resource pools: the pool it shares capacity with (a tree)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,38 @@ class AppliedConfig:
     def policies_of_subject(self, subject: str) -> list[Policy]:
         return list(self._by_subject.get(subject, ()))
 
+    @functools.cached_property
+    def trees(self) -> dict[str, tuple[str, ...]]:
+        """Pools sharing capacity through `parent`, by the name of their root: every pool is
+        in exactly one tree (alone, usually)."""
+        members: dict[str, list[str]] = {}
+        for name in sorted(self.pools):
+            members.setdefault(self.root_of(name), []).append(name)
+        return {root: tuple(names) for root, names in members.items()}
+
+    def root_of(self, name: str) -> str:
+        seen = {name}
+        parent = self.pools[name].parent
+        while parent is not None and parent in self.pools and parent not in seen:
+            name = parent
+            seen.add(name)
+            parent = self.pools[name].parent
+        return name
+
+    def tree_of(self, name: str) -> tuple[str, ...]:
+        return self.trees[self.root_of(name)]
+
+    def tree_capacity(self, name: str) -> dict[str, int]:
+        """What the tree a pool belongs to holds per key: what its jobs may borrow up to."""
+        members = self.tree_of(name)
+        if len(members) == 1:
+            return dict(self.pools[name].capacity)
+        total: dict[str, int] = {}
+        for member in members:
+            for key, value in self.pools[member].capacity.items():
+                total[key] = total.get(key, 0) + value
+        return total
+
 
 # -- jobs ----------------------------------------------------------------------------------------
 
@@ -116,6 +149,14 @@ class JobRequest:
     accelerators: tuple[str, ...] = ()
     priority: int | None = None  # None: the policy's priority
     preemptible: bool = True
+
+    def __post_init__(self) -> None:
+        # Hashed once: a cycle looks every queued job's request up by value.
+        fields = (self.pool, self.subject, self.resources, self.accelerators, self.priority)
+        object.__setattr__(self, "_hash", hash((*fields, self.preemptible)))
+
+    def __hash__(self) -> int:
+        return self._hash  # type: ignore[attr-defined, no-any-return]
 
     def gpus(self) -> int:
         return dict(self.resources).get("gpu", 0)
@@ -140,6 +181,7 @@ class Queued:
     batch: int = 0
     claim_until: float | None = None  # it preempted others; their capacity is held for it
     reason: Reason | None = None  # as stored (the loop writes only what changed)
+    bypassed: int = 0  # admissions that went past it while it waited (anti-starvation)
 
 
 @dataclass(frozen=True)
@@ -166,13 +208,15 @@ class Snapshot:
     holding: tuple[Holding, ...]
     cycle: int = 1
     claim_ttl: float = 120.0  # how long a preemptor keeps its claim on capacity
+    max_bypass: int = 8  # admissions a job may be passed by before capacity is held for it
 
 
 # -- decisions -----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Admit:
+class Admit(NamedTuple):
+    """A tuple, not a dataclass: a cycle over empty pools makes thousands of them."""
+
     job: int
     pool: str
     policy: str
@@ -204,3 +248,4 @@ class Decisions:
     rejects: tuple[Reject, ...] = ()
     reasons: Mapping[int, Reason] = field(default_factory=dict)  # every job left queued
     claims: Mapping[int, float] = field(default_factory=dict)  # preemptor -> claim expiry
+    bypassed: Mapping[int, int] = field(default_factory=dict)  # queued job -> its new count

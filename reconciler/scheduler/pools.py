@@ -122,7 +122,9 @@ def run_scheduler(
     """Cycles until `should_stop` (or one, with `once`). Running jobs are left running when
     it returns: a later run finds and reconciles them."""
     with ctx.exclusive():
-        loop = SchedulerLoop(ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings)
+        loop = SchedulerLoop(
+            ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings, ctx.mark_workers
+        )
         while True:
             on_cycle(loop.cycle())
             if once or should_stop():

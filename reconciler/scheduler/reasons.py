@@ -23,6 +23,7 @@ class ReasonCode(enum.StrEnum):
     RESERVATION_FULL = "reservation_full"
     BLOCKED_BY_HIGHER_PRIORITY = "blocked_by_higher_priority"
     RESERVED_FOR_PREEMPTOR = "reserved_for_preemptor"
+    RESERVED_FOR_HEAD = "reserved_for_head"
     WAITING_FOR_VICTIMS = "waiting_for_victims"
     OVERCOMMITTED = "overcommitted"
     # Why a job went back to the queue.
@@ -52,7 +53,7 @@ class ReasonCode(enum.StrEnum):
 # The one place a reason's words live. `{name}` fields come from the reason's detail.
 TEXT: dict[ReasonCode, str] = {
     ReasonCode.PENDING_EVALUATION: "submitted; the scheduler's next cycle will place it",
-    ReasonCode.WAITING_FOR_CAPACITY: "pool {pool} is short of {deficit}",
+    ReasonCode.WAITING_FOR_CAPACITY: "pool {pool}{shared} is short of {deficit}",
     ReasonCode.NO_WORKER_FREE: "all {workers} worker(s) of pool {pool} are busy",
     ReasonCode.STEP_RUN_EXHAUSTED: "pool {pool} runs at most {limit} job(s) at once (step_run)",
     ReasonCode.POLICY_LIMIT_REACHED: "policy {policy} would pass its limit on {deficit}",
@@ -67,6 +68,10 @@ TEXT: dict[ReasonCode, str] = {
     ReasonCode.RESERVED_FOR_PREEMPTOR: (
         "capacity in pool {pool} is held for job {preemptor}, which preempted others to get it "
         "(short of {deficit})"
+    ),
+    ReasonCode.RESERVED_FOR_HEAD: (
+        "capacity in pool {pool} is held for job {head}, which later jobs have passed "
+        "too often (short of {deficit})"
     ),
     ReasonCode.WAITING_FOR_VICTIMS: (
         "preempting job(s) {victims} in pool {pool}; admitted as soon as they exit"
@@ -99,6 +104,11 @@ TEXT: dict[ReasonCode, str] = {
     ReasonCode.START_INTERRUPTED: "the scheduler stopped before starting it; queued again",
     ReasonCode.ADOPTED: "found running after a scheduler restart (pid {pid})",
 }
+
+
+# The detail key under which a queued job's reason carries how many admissions have passed it
+# (the anti-starvation count); no sentence shows it.
+BYPASSED = "bypassed"
 
 
 def _render(value: Any) -> str:

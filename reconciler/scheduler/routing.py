@@ -8,6 +8,7 @@ closest route and what each key lacks, instead of waiting forever.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from reconciler.scheduler.amounts import (
@@ -35,6 +36,7 @@ class Shortfall:
         most = show(self.key, self.most).split(" ", 1)[1]
         words = {
             "capacity": f"the pool holds {most}",
+            "shared": f"the pool and those it shares capacity with hold {most}",
             "missing": "the pool has none",
             "limit": f"the policy's limit is {most}",
             "reserved": f"reserved is {most}, all non-preemptible work may use",
@@ -49,6 +51,12 @@ class Shortfall:
 class Candidate:
     pool: Pool
     policy: Policy
+    shared: Mapping[str, int] | None = None  # the capacity of its tree, when it shares one
+
+
+def make_candidate(config: AppliedConfig, pool: Pool, policy: Policy) -> Candidate:
+    shared = config.tree_capacity(pool.name) if len(config.tree_of(pool.name)) > 1 else None
+    return Candidate(pool, policy, shared)
 
 
 def _suggest(word: str, choices: list[str]) -> str:
@@ -92,7 +100,11 @@ def candidates(request: JobRequest, config: AppliedConfig) -> list[Candidate] | 
                 where="",
                 suggestion=_suggest(request.subject, sorted(subjects)),
             )
-        return [Candidate(config.pools[p.pool], p) for p in policies if p.pool in config.pools]
+        return [
+            make_candidate(config, config.pools[p.pool], p)
+            for p in policies
+            if p.pool in config.pools
+        ]
     if pool_name is None:
         wants_gpu = request.gpus() > 0
         pool_name = config.default_compute_pool if wants_gpu else config.default_aux_pool
@@ -111,14 +123,15 @@ def candidates(request: JobRequest, config: AppliedConfig) -> list[Candidate] | 
     policy = _policy_for(pool, config, request.subject)
     if isinstance(policy, Reason):
         return policy
-    return [Candidate(pool, policy)]
+    return [make_candidate(config, pool, policy)]
 
 
 def _check(
-    key: str, need: int, pool: Pool, policy: Policy, np: bool, capacity: int
+    key: str, need: int, policy: Policy, np: bool, capacity: int, shared: bool
 ) -> Shortfall | None:
     if need > capacity:
-        return Shortfall(key, need, capacity, "capacity" if capacity else "missing")
+        why = "missing" if not capacity else ("shared" if shared else "capacity")
+        return Shortfall(key, need, capacity, why)
     limit = None if policy.limit is None else policy.limit.get(key)
     if limit is not None and need > limit:
         return Shortfall(key, need, limit, "limit")
@@ -180,7 +193,8 @@ def demand_on(candidate: Candidate, request: JobRequest) -> tuple[Amounts, list[
             missing.append(Shortfall(key, need, 0, "accelerator", pool.gpu_types))
             continue
         demand[key] = need
-        short = _check(key, need, pool, policy, np, pool.capacity[key])
+        capacity = pool.capacity[key] if candidate.shared is None else candidate.shared[key]
+        short = _check(key, need, policy, np, capacity, candidate.shared is not None)
         if short is not None:
             missing.append(short)
     return tuple(sorted(demand.items())), missing
@@ -207,7 +221,7 @@ def _alternatives(request: JobRequest, config: AppliedConfig, tried: set[str]) -
         if len(policies) != 1:
             continue
         policy = policies[0]
-        _, missing = demand_on(Candidate(pool, policy), request)
+        _, missing = demand_on(make_candidate(config, pool, policy), request)
         if not missing:
             found.append(pool.name)
     return sorted(found)[:3]

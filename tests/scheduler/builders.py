@@ -40,13 +40,15 @@ def state(
     worker_accelerators: str | None = None,
     machine_pools: Mapping[str, Mapping[str, tuple[str, int]]] | None = None,
     defaults: Mapping[str, str] | None = None,
+    parents: Mapping[str, str] | None = None,
     serial: int = 1,
 ) -> StateSnapshot:
     """Records as apply writes them. `machine_pools`: pool -> machine type -> (instance type,
     max size)."""
     records: list[ResourceRecord] = []
     for name, capacity in (resource_pools or {}).items():
-        attributes = {"capacity": dict(capacity), "description": None, "parent": None}
+        parent = (parents or {}).get(name)
+        attributes = {"capacity": dict(capacity), "description": None, "parent": parent}
         records.append(ResourceRecord(f"resource_pool.{name}", "resource_pool", attributes))
     for name, attributes in (policies or {}).items():
         records.append(ResourceRecord(f"subject_policy.{name}", "subject_policy", attributes))

@@ -177,6 +177,21 @@ def test_a_claimant_waits_for_its_victims_and_its_room_is_held_for_it() -> None:
     assert admitted(decisions) == [2]
 
 
+def test_a_job_that_would_preempt_takes_room_held_for_a_lower_priority_claimant() -> None:
+    # Found by the stateful test: job 2 preempted 10 though room held for job 1 would hold it,
+    # and the next cycle (job 2 now a claimant, so first) admitted it there anyway.
+    cfg = config(resource_pools={"p": {"gpu": 4}})
+    held = [holding(10, "p", "p/*", gpu=2, priority=7)]  # job 2 may preempt it, job 1 not
+    queue = [
+        queued(1, pool="p", gpu=3, priority=5, claim_until=99.0),  # its victims have exited
+        queued(2, pool="p", gpu=2, priority=9),
+    ]
+    decisions = schedule(snapshot(cfg, queue, held), now=10)
+    assert admitted(decisions) == [2]
+    assert decisions.preempts == ()
+    assert codes(decisions) == {1: "waiting_for_capacity"}
+
+
 def test_blocked_by_jobs_ahead_in_the_same_cycle() -> None:
     cfg = config(resource_pools={"p": {"gpu": 1}})
     queue = [queued(1, pool="p", gpu=1, priority=5), queued(2, pool="p", gpu=1)]

@@ -1,0 +1,328 @@
+"""Phases 4 and 5 of `schedule`: each queued job in order is admitted, preempts, or waits with
+a reason; all of it against one ledger, updated as the cycle decides.
+
+Three things keep a deep queue cheap, none of which changes a decision:
+- a job like one that just failed (same routes, demand, preemptibility and batch rule, no
+  higher priority) fails the same way while the trees it could use have not changed since:
+  fits do not depend on priority, and a lower priority finds no more victims;
+- a tree that no queued job fits any more (free capacity below what each of them asks of a
+  key all of them ask for) and where no victim is left that a later job could take by
+  priority is *closed*: later jobs there (lower priority, in order) only get their reason,
+  unless one could take capacity back (reclaim), which is checked per job;
+- reasons are computed once per tree version and what they depend on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+from reconciler.scheduler.ledger import Failure, Ledger, PolicyUse, PoolUse, TreeUse
+from reconciler.scheduler.model import Admit, Holding, Preempt, Queued, Route, Snapshot
+from reconciler.scheduler.preemption import Candidates, Victims, victims_among
+from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+from reconciler.scheduler.starvation import Bypasses
+from reconciler.scheduler.waiting import explain_failure
+
+
+class Lane(NamedTuple):
+    """A route with the ledger entries it touches, looked up once per cycle."""
+
+    route: Route
+    pool: PoolUse
+    policy: PolicyUse
+    tree: TreeUse
+
+    @classmethod
+    def of(cls, route: Route, ledger: Ledger) -> Lane:
+        pool = ledger.pools[route.pool]
+        return cls(route, pool, ledger.policies[route.policy], pool.tree)
+
+
+# (order, job, lanes, shape, claimant): `shape` is shared by look-alike jobs (same pools,
+# policies and demand on every route).
+Waiting = tuple[tuple[bool, int, float, int], Queued, tuple[Lane, ...], int, bool]
+
+# Victim searches that found nothing this cycle, per (pool, policy, non-preemptible, batch):
+# (priority, demand). Within a cycle usage only grows and candidates only leave, so a waiter
+# with no higher priority and no smaller demand on the same keys would find nothing either.
+Hopeless = dict[tuple[str, str, bool, int], list[tuple[int, tuple[tuple[str, int], ...]]]]
+Failed = dict[tuple[int, bool, int], tuple[object, int, Reason, list[tuple[Route, TreeUse]]]]
+
+
+class Admission:
+    def __init__(
+        self,
+        snapshot: Snapshot,
+        ledger: Ledger,
+        candidates: dict[int, Candidates],
+        outstanding: dict[int, list[int]],
+        now: float,
+    ):
+        self.snapshot, self.ledger, self.now = snapshot, ledger, now
+        self.candidates, self.outstanding = candidates, outstanding
+        self.admits: list[Admit] = []
+        self.preempts: list[Preempt] = []
+        self.reasons: dict[int, Reason] = {}
+        self.claims: dict[int, float] = {}
+        self.bypasses = Bypasses(snapshot.max_bypass, self._hold_for_head)
+        self.batches = {held.batch for held in snapshot.holding}
+        self.hopeless: Hopeless = {}
+        self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
+
+    def _hold_for_head(self, job: int, route: Route) -> None:
+        """Hold room for a job passed too often only while room is what it lacks: once its
+        policy's limit or reservation binds (jobs of its own policy passed it), held room
+        would idle, and the next cycle would not hold it."""
+        if self._np is None:
+            self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
+        failure = self.ledger.check(route, job in self._np)
+        if failure is not None and failure.level == "pool":
+            self.ledger.hold(job, route, claim=False)
+
+    def run(self, waiting: Sequence[Waiting]) -> None:
+        ledger, reasons, bypasses = self.ledger, self.reasons, self.bypasses
+        fits, limit, batches = ledger.fits, bypasses.limit, self.batches
+        failed: Failed = {}
+        for _, job, lanes, shape, claimant in waiting:
+            np = not job.request.preemptible
+            if len(lanes) == 1:
+                lane = lanes[0]
+                tree = lane.tree
+                if tree.dead == tree.version and not claimant and job.bypassed < limit:
+                    closed = self._closed(job, lane, np)
+                    if closed is not None:
+                        reasons[job.id] = closed
+                        continue
+                version: object = tree.version
+            else:
+                version = tuple(lane.tree.version for lane in lanes)
+            priority = lanes[0].route.priority
+            look_alike = (shape, np, job.batch if job.batch in batches else 0)
+            seen = None if claimant or job.bypassed >= limit else failed.get(look_alike)
+            if seen is not None and seen[0] == version and _same_outcome(seen, priority):
+                reasons[job.id] = seen[2]
+                if seen[3]:
+                    bypasses.watch(job.id, job.bypassed, seen[3])
+                continue
+            failures: list[tuple[Lane, Failure]] = []
+            for lane in lanes:
+                failure = fits(lane.pool, lane.policy, lane.route.demand, np)
+                if failure is None:
+                    self._admit(job.id, lane, np)
+                    break
+                failures.append((lane, failure))
+            else:
+                outcome = self._wait(job, failures, claimant, np)
+                if outcome is not None:
+                    failed[look_alike] = (version, priority, *outcome)
+
+    def _admit(self, job: int, lane: Lane, np: bool) -> None:
+        route, ledger = lane.route, self.ledger
+        worker = ledger.free_worker(lane.pool)
+        ledger.take(lane.pool, lane.policy, route.demand, np, worker)
+        lane.tree.admitted.append((job, route.priority))
+        self.admits.append(
+            Admit(job, route.pool, route.policy, route.demand, route.priority, worker)
+        )
+        self.bypasses.admitted(lane.tree)
+
+    def _wait(
+        self, job: Queued, failures: list[tuple[Lane, Failure]], claimant: bool, np: bool
+    ) -> tuple[Reason, list[tuple[Route, TreeUse]]] | None:
+        """A job that fits nowhere: its victims, or its reason. Returns the outcome a look-alike
+        may reuse (None when it may not)."""
+        ledger = self.ledger
+        victims = self.outstanding.get(job.id)
+        if victims and claimant:
+            lane, failure = failures[0]
+            _hold(ledger, job.id, lane.route, failure)
+            self.reasons[job.id] = reason(
+                ReasonCode.WAITING_FOR_VICTIMS, victims=sorted(victims), pool=lane.route.pool
+            )
+            return None
+        found = self._victims(job, failures, np)
+        # Rather than stop running work, take room held for lower-priority claimants.
+        if found is not None and self._take_from_lower_claims(job.id, failures, np):
+            return None
+        if found is not None:
+            preempted = self._preempt(job.id, *found)
+            self.preempts.append(preempted)
+            self.claims[job.id] = self.now + self.snapshot.claim_ttl
+            lane, failure = next(f for f in failures if f[0].route.pool == preempted.pool)
+            _hold(ledger, job.id, lane.route, failure)
+            self.reasons[job.id] = reason(
+                ReasonCode.WAITING_FOR_VICTIMS,
+                victims=list(preempted.victims),
+                pool=preempted.pool,
+            )
+            return None
+        lane, failure = failures[0]
+        why = self.reasons[job.id] = self._explain(lane, failure)
+        if claimant:
+            _hold(ledger, job.id, lane.route, failure)
+            return None
+        short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
+        if short:
+            self.bypasses.watch(job.id, job.bypassed, short)
+        if len(failures) == 1:
+            self._check_closed(lane, job, failure)
+        return why, short
+
+    def _take_from_lower_claims(
+        self, job: int, failures: list[tuple[Lane, Failure]], np: bool
+    ) -> bool:
+        """A job about to preempt that would fit in room held for jobs of lower priority
+        (claimants, or jobs passed too often) takes that room instead: it would become a
+        claimant itself and go before them (so the next cycle would admit it there anyway),
+        and no running job is stopped for it. Those it passes keep what is still free."""
+        ledger = self.ledger
+        for lane, failure in failures:
+            if failure.level != "pool":
+                continue
+            lower = ledger.lower_claims(lane.route)
+            if not lower or not ledger.fits_without_claims(lane.route, np, lower):
+                continue
+            released = [(holder, *ledger.release(lane.tree, holder)) for holder in lower]
+            self._admit(job, lane, np)
+            for holder, route, claim in sorted(released, key=lambda r: -r[1].priority):
+                ledger.hold(holder, route, claim)
+            return True
+        return False
+
+    def _explain(self, lane: Lane, failure: Failure) -> Reason:
+        """The reason for `failure` on `lane`, computed once per tree version and what it
+        depends on: for capacity, the demand and priority; for the policy, who and how much."""
+        tree, route = lane.tree, lane.route
+        if tree.memo_version != tree.version:
+            tree.memo.clear()
+            tree.memo_version = tree.version
+        if failure.level == "pool":
+            key: object = ("pool", failure.deficit, route.demand, route.priority, route.pool)
+        else:
+            key = (failure.level, failure.deficit, route.policy, route.pool)
+        found = tree.memo.get(key)
+        if found is None:
+            found = tree.memo[key] = explain_failure(route, failure, self.ledger)
+        assert isinstance(found, Reason)
+        return found
+
+    # -- closed trees ------------------------------------------------------------------------
+
+    def _check_closed(self, lane: Lane, job: Queued, failure: Failure) -> None:
+        """After a single-route job failed: is its tree closed to everything after it?"""
+        tree = lane.tree
+        if tree.checked == tree.version or tree.mixed or tree.floor is None:
+            return
+        tree.checked = tree.version
+        capacity, used = tree.capacity, tree.used
+        if not any(capacity.get(k, 0) - used[k] < least for k, least in tree.floor.items()):
+            return  # some later job might still fit
+        found = self.candidates.get(id(tree))
+        if found is not None and found.jobs and found.jobs[0].priority < lane.route.priority:
+            return  # a later job might still take a lower-priority victim
+        if self.ledger.lower_claims(lane.route):
+            return  # a later job might still take room held for a lower-priority claimant
+        tree.dead = tree.version
+
+    def _closed(self, job: Queued, lane: Lane, np: bool) -> Reason | None:
+        """The reason of a job in a closed tree, or None when it might take capacity back
+        (reclaim) and so needs the full look."""
+        ledger = self.ledger
+        found = self.candidates.get(id(lane.tree))
+        if found is not None and found.jobs and found.lending():
+            route = lane.route
+            if ledger.within_reservation(route):
+                return None
+            if len(lane.tree.names) > 1 and ledger.within_capacity(route):
+                return None
+        failure = self._failure_of(lane, np)
+        return self._explain(lane, failure)
+
+    def _failure_of(self, lane: Lane, np: bool) -> Failure:
+        tree, route = lane.tree, lane.route
+        if tree.memo_version != tree.version:
+            tree.memo.clear()
+            tree.memo_version = tree.version
+        key = ("failure", route.policy, route.demand, np)
+        found = tree.memo.get(key)
+        if found is None:
+            found = tree.memo[key] = self.ledger.fits(lane.pool, lane.policy, route.demand, np)
+        assert isinstance(found, Failure)  # nothing fits a closed tree
+        return found
+
+    # -- preemption --------------------------------------------------------------------------
+
+    def _victims(
+        self, job: Queued, failures: list[tuple[Lane, Failure]], np: bool
+    ) -> tuple[Lane, Victims, Candidates] | None:
+        """Victims on the first route where some exist (nothing is marked yet)."""
+        batch = job.batch if job.batch in self.batches else 0
+        for lane, failure in failures:
+            if failure.level not in ("pool", "limit"):
+                continue
+            candidates = self.candidates.get(id(lane.tree))
+            if candidates is None or not candidates.jobs:
+                continue
+            route = lane.route
+            tried = self.hopeless.setdefault((route.pool, route.policy, np, batch), [])
+            if _dominated(tried, route.priority, route.demand):
+                continue
+            found = victims_among(self.ledger, route, np, job.batch, candidates)
+            if found is None:
+                tried.append((route.priority, route.demand))
+                continue
+            return lane, found, candidates
+        return None
+
+    def _preempt(self, job: int, lane: Lane, found: Victims, candidates: Candidates) -> Preempt:
+        """Mark the victims: they leave the candidates and what their policies borrow."""
+        gone = {v.id for v in found.jobs}
+        candidates.remove(found.jobs)
+        for victim in found.jobs:
+            self.ledger.leave(victim)
+        return Preempt(job, tuple(sorted(gone)), lane.route.pool, found.why)
+
+
+def _same_outcome(seen: tuple[object, int, Reason, object], priority: int) -> bool:
+    """A look-alike's failure holds for this job: no higher priority (no more victims), and the
+    same priority where a lower one could find higher-priority jobs ahead of it."""
+    if seen[2].code in _BY_PRIORITY:
+        return priority == seen[1]
+    return priority <= seen[1]
+
+
+# Reasons a lower priority could turn into "blocked by higher priority".
+_BY_PRIORITY = frozenset(
+    {
+        ReasonCode.BLOCKED_BY_HIGHER_PRIORITY,
+        ReasonCode.WAITING_FOR_CAPACITY,
+        ReasonCode.NO_WORKER_FREE,
+        ReasonCode.STEP_RUN_EXHAUSTED,
+    }
+)
+
+
+def _hold(ledger: Ledger, job: int, route: Route, failure: Failure) -> None:
+    """Hold free capacity for a claimant only when capacity is what it lacks: a claimant
+    stopped by its own policy's limit or reservation could not use it, and others could."""
+    if failure.level == "pool":
+        ledger.hold(job, route)
+
+
+def _dominated(
+    tried: list[tuple[int, tuple[tuple[str, int], ...]]],
+    priority: int,
+    demand: tuple[tuple[str, int], ...],
+) -> bool:
+    for p, d in tried:
+        if p >= priority and len(d) == len(demand):
+            for (key, need), (mine, want) in zip(d, demand, strict=True):
+                if key != mine or need > want:
+                    break
+            else:
+                return True
+    return False
+
+
+__all__ = ["Admission", "Holding", "Lane", "Waiting"]

@@ -1,0 +1,122 @@
+"""Bounded bypass: a queued job that capacity keeps passing by gets capacity held for it.
+
+A job that does not fit its pool is *passed* by every admission onto the same tree of pools
+(the pool and those it shares capacity with) of a job after it in the cycle's order: equal or
+lower priority, since the order puts higher priority first. Once it has been passed `limit`
+times (in this cycle and earlier ones: the count is kept in the store), what is free of its
+demand is held for it, as for a preemptor, so later jobs only take what lies outside the held
+amount (Slurm's backfill, without time limits) and its count stops growing.
+
+Counting is by differences of a per-tree admission counter, so a deep queue costs a heap
+push per waiting job, not a visit per admission.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable, Sequence
+
+from reconciler.scheduler.ledger import TreeUse
+from reconciler.scheduler.model import Route
+
+
+class _Watched:
+    """Jobs passed alike: the same routes, the same count so far, watched at the same point
+    of the cycle (look-alikes one after another), so their counts move together."""
+
+    __slots__ = ("base", "final", "jobs", "routes", "starts")
+
+    def __init__(self, job: int, base: int, routes: Sequence[tuple[Route, TreeUse]]):
+        self.jobs = [job]
+        self.base = base  # passed this many times before this cycle
+        self.routes = routes
+        self.starts: dict[int, int] = {}  # id(tree) -> its counter when the job failed there
+        self.final: int | None = None  # its count once capacity is held for it
+
+
+class Bypasses:
+    def __init__(self, limit: int, hold: Callable[[int, Route], None]):
+        self.limit = max(limit, 0)
+        self._hold = hold
+        self._counter: dict[int, int] = {}  # id(tree) -> admissions this cycle
+        self._waiting: dict[int, list[tuple[int, int, _Watched]]] = {}  # id(tree) -> heap
+        self._watched: list[_Watched] = []
+        self._pushes = itertools.count()
+
+    def watch(self, job: int, base: int, routes: Sequence[tuple[Route, TreeUse]]) -> None:
+        """A job that failed for lack of capacity on these routes; holds at once when it has
+        been passed enough already."""
+        last = self._watched[-1] if self._watched else None
+        if (
+            last is not None
+            and last.routes is routes
+            and last.base == base
+            and last.final is None
+            and base < self.limit
+            and all(self._counter.get(key, 0) == start for key, start in last.starts.items())
+        ):
+            last.jobs.append(job)
+            return
+        watched = _Watched(job, base, routes)
+        self._watched.append(watched)
+        if base >= self.limit:
+            self._hold_for(watched)
+            return
+        counters, starts = self._counter, watched.starts
+        for _, tree in routes:
+            key = id(tree)
+            starts[key] = counters.get(key, 0)
+        # Nothing has passed it yet in this cycle: its count is `base`.
+        remaining = 1 if len(starts) > 1 else max(self.limit - base, 1)
+        for key, counter in starts.items():
+            self._push(key, counter + remaining, watched)
+
+    def admitted(self, tree: TreeUse) -> None:
+        """An admission onto `tree`: it passes every job watched there."""
+        key = id(tree)
+        counter = self._counter[key] = self._counter.get(key, 0) + 1
+        heap = self._waiting.get(key)
+        while heap and heap[0][0] <= counter:
+            _, _, watched = heapq.heappop(heap)
+            if watched.final is not None:
+                continue
+            if self.count(watched) >= self.limit:
+                self._hold_for(watched)
+            else:
+                self._push(key, counter + self._remaining(watched), watched)
+
+    def counts(self) -> dict[int, int]:
+        """Each watched job's count where this cycle changed it."""
+        changed: dict[int, int] = {}
+        for watched in self._watched:
+            count = self.count(watched)
+            if count != watched.base:
+                for job in watched.jobs:
+                    changed[job] = count
+        return changed
+
+    def count(self, watched: _Watched) -> int:
+        if watched.final is not None:
+            return watched.final
+        counters = self._counter
+        return watched.base + sum(
+            counters.get(key, 0) - start for key, start in watched.starts.items()
+        )
+
+    def _remaining(self, watched: _Watched) -> int:
+        # With several trees the count may also grow elsewhere: look again at each admission.
+        if len(watched.starts) > 1:
+            return 1
+        return max(self.limit - self.count(watched), 1)
+
+    def _push(self, key: int, threshold: int, watched: _Watched) -> None:
+        heap = self._waiting.setdefault(key, [])
+        heapq.heappush(heap, (threshold, next(self._pushes), watched))
+
+    def _hold_for(self, watched: _Watched) -> None:
+        # Its count stops here: what passes it from now on lies outside what is held.
+        watched.final = self.count(watched)
+        for job in watched.jobs:
+            for route, _ in watched.routes:
+                self._hold(job, route)

@@ -1,0 +1,54 @@
+"""Why a job that does not fit is waiting: one reason from the table, computed from the
+cycle's ledger (by `schedule` for every job it leaves queued, and by `jobs show`)."""
+
+from __future__ import annotations
+
+import itertools
+
+from reconciler.scheduler.amounts import STEP_RUN, WORKER
+from reconciler.scheduler.ledger import Failure, Ledger
+from reconciler.scheduler.model import Route
+from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+
+
+def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
+    deficit = dict(failure.deficit)  # units per key, shown as amounts in the message
+    if failure.level == "reserved":
+        return reason(ReasonCode.RESERVATION_FULL, policy=route.policy, deficit=deficit)
+    if failure.level == "limit":
+        return reason(ReasonCode.POLICY_LIMIT_REACHED, policy=route.policy, deficit=deficit)
+    if failure.level == "overcommitted":
+        return reason(ReasonCode.OVERCOMMITTED, pool=route.pool, excess=deficit)
+    keys = failure.keys
+    tree = ledger.pools[route.pool].tree
+    if tree.holder is not None and ledger.held_for(route):
+        holder, claim = tree.holder
+        if claim:
+            return reason(
+                ReasonCode.RESERVED_FOR_PREEMPTOR,
+                pool=route.pool,
+                preemptor=holder,
+                deficit=deficit,
+            )
+        return reason(ReasonCode.RESERVED_FOR_HEAD, pool=route.pool, head=holder, deficit=deficit)
+    ahead = list(itertools.islice((j for j, p in tree.admitted if p > route.priority), 4))
+    if ahead and ledger.fit_at_start(route):
+        shown = [str(i) for i in ahead[:3]] + (["more"] if len(ahead) > 3 else [])
+        return reason(
+            ReasonCode.BLOCKED_BY_HIGHER_PRIORITY, pool=route.pool, jobs=shown, deficit=deficit
+        )
+    pool = ledger.config.pools[route.pool]
+    if WORKER in keys:
+        return reason(ReasonCode.NO_WORKER_FREE, pool=route.pool, workers=len(pool.workers))
+    if keys == {STEP_RUN} and len(tree.names) == 1:
+        limit = pool.capacity.get(STEP_RUN, 0) // 1000
+        return reason(ReasonCode.STEP_RUN_EXHAUSTED, pool=route.pool, limit=limit)
+    if len(tree.names) > 1:
+        others = [name for name in tree.names if name != route.pool]
+        return reason(
+            ReasonCode.WAITING_FOR_CAPACITY,
+            pool=route.pool,
+            deficit=deficit,
+            shared=f" (with the pools it shares capacity with: {', '.join(others)})",
+        )
+    return reason(ReasonCode.WAITING_FOR_CAPACITY, pool=route.pool, deficit=deficit)

@@ -1,0 +1,101 @@
+"""Failing runs the stateful test once found, replayed step by step as fixed examples so they
+stay covered whatever the random search draws next."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.scheduler.test_properties import Scheduling
+
+Step = tuple[str, dict[str, Any]]
+
+# Work conservation: a job was left queued though it fitted free capacity; the cycle had
+# held room for a claimant on a policy whose limit stopped it anyway.
+LEFT_WAITING_THOUGH_IT_FITS: list[Step] = [
+    ("a_busy_start", {"jobs": [("hi", 3, 11), ("hi", 3, 7), ("lo", 1, 0), ("hi", 2, 8)]}),
+    ("process_ends", {"code": 0, "pick": 29, "then": False, "vanish": False}),
+    ("cycle", {}),
+    ("submit", {"count": 1, "gpu": 3, "preemptible": False, "priority": None, "retries": 0,
+                "route": ("hi", None), "then": False}),
+    ("cancel", {"pick": 120, "then": False}),
+    ("cancel", {"pick": 404, "then": False}),
+    ("cycle", {}),
+    ("submit", {"count": 1, "gpu": 4, "preemptible": False, "priority": None, "retries": 0,
+                "route": ("lo", None), "then": False}),
+    ("apply_configuration", {"index": 0, "then": False}),
+    ("cycle", {}),
+    ("cycle", {}),
+    ("cycle", {}),
+    ("cycle", {}),
+    ("apply_configuration", {"index": 2, "then": False}),
+    ("submit", {"count": 2, "gpu": 4, "preemptible": True, "priority": None, "retries": 0,
+                "route": ("lo", None), "then": False}),
+    ("cycle", {}),
+    ("cycle", {}),
+    ("submit", {"count": 1, "gpu": 1, "preemptible": False, "priority": None, "retries": 0,
+                "route": ("hi", None), "then": False}),
+    ("submit", {"count": 2, "gpu": 1, "preemptible": True, "priority": None, "retries": 0,
+                "route": (None, "w"), "then": False}),
+    ("cycle", {}),
+    ("cancel", {"pick": 322, "then": False}),
+    ("cycle", {}),
+    ("apply_configuration", {"index": 0, "then": False}),
+    ("process_ends", {"code": 1, "pick": 17, "then": True, "vanish": True}),
+    ("submit", {"count": 1, "gpu": 1, "preemptible": True, "priority": None, "retries": 1,
+                "route": ("hi", None), "then": True}),
+    ("submit", {"count": 2, "gpu": 2, "preemptible": False, "priority": None, "retries": 2,
+                "route": ("lo", None), "then": True}),
+    ("cycle", {}),
+    ("apply_configuration", {"index": 1, "then": True}),
+    ("cancel", {"pick": 211, "then": True}),
+    ("submit", {"count": 2, "gpu": 3, "preemptible": True, "priority": 8, "retries": 2,
+                "route": ("hi", None), "then": True}),
+    ("submit", {"count": 1, "gpu": 4, "preemptible": False, "priority": None, "retries": 2,
+                "route": (None, "w"), "then": True}),
+    ("apply_configuration", {"index": 1, "then": True}),
+    ("cancel", {"pick": 292, "then": False}),
+    ("submit", {"count": 2, "gpu": 1, "preemptible": True, "priority": 6, "retries": 1,
+                "route": (None, "w"), "then": True}),
+    ("cancel", {"pick": 195, "then": True}),
+    ("submit", {"count": 1, "gpu": 2, "preemptible": True, "priority": 5, "retries": 2,
+                "route": ("hi", None), "then": True}),
+    ("cycle", {}),
+    ("cycle", {}),
+    ("apply_configuration", {"index": 0, "then": True}),
+    ("cycle", {}),
+    ("submit", {"count": 3, "gpu": 1, "preemptible": True, "priority": 9, "retries": 2,
+                "route": (None, "w"), "then": True}),
+    ("process_ends", {"code": 0, "pick": 43, "then": True, "vanish": False}),
+    ("submit", {"count": 3, "gpu": 2, "preemptible": False, "priority": None, "retries": 2,
+                "route": ("hi", None), "then": True}),
+]  # fmt: skip
+
+# Work conservation again, once the test held room against starvation (max_bypass 2): a
+# job that preempted became a claimant, went before the starving job in the next cycle and
+# took the room held for it there. Jobs room is held for now go first alike.
+CLAIMANT_AHEAD_OF_A_STARVING_JOB: list[Step] = [
+    ("a_busy_start", {"jobs": [("hi", 1, 0), ("hi", 3, 1), ("hi", 3, 1), ("lo", 3, 1)]}),
+    ("submit", {"count": 1, "gpu": 1, "preemptible": False, "priority": None, "retries": 0,
+                "route": ("lo", None), "then": False}),
+    ("crash_during_a_cycle", {"allowed": 0}),
+    ("cycle", {}),
+]  # fmt: skip
+
+# name -> (the loop's max_bypass, the steps)
+EXAMPLES = {
+    "left waiting though it fits": (8, LEFT_WAITING_THOUGH_IT_FITS),
+    "a claimant ahead of a starving job": (2, CLAIMANT_AHEAD_OF_A_STARVING_JOB),
+}
+
+
+@pytest.mark.parametrize(("max_bypass", "steps"), list(EXAMPLES.values()), ids=list(EXAMPLES))
+def test_a_run_the_stateful_test_once_failed_now_holds(max_bypass: int, steps: list[Step]) -> None:
+    machine = Scheduling(max_bypass)
+    try:
+        for name, arguments in steps:
+            getattr(machine, name)(**arguments)
+            machine.no_job_is_lost_or_runs_twice()
+    finally:
+        machine.teardown()
