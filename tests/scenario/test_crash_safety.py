@@ -136,18 +136,20 @@ def test_four_concurrent_applies_run_one_at_a_time(tmp_path: Path) -> None:
 
 def test_a_second_apply_without_lock_timeout_names_the_holder(tmp_path: Path) -> None:
     directory = tmp_path / "forty"
-    write_forty(directory, "a", latency_ms=400)  # outlives the second start
-    first = start("apply", directory, "--auto-approve")
+    write_forty(directory, "a", latency_ms=400)
+    # One change at a time: 40 x 0.4 s outlives the second command's start even on a loaded
+    # machine (with the default parallelism the first could end before the second began).
+    first = start("apply", directory, "--auto-approve", "--parallelism", "1")
     state = directory / ".poolform" / "state.db"
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:  # wait until the first apply holds the lock
+    deadline = time.monotonic() + 60
+    while True:  # wait until the first apply holds the lock
+        assert time.monotonic() < deadline, "the first apply never took the lock"
         try:
             with sqlite3.connect(f"file:{state}?mode=ro", uri=True) as db:
                 if db.execute("SELECT count(*) FROM lock").fetchone()[0]:
                     break
         except sqlite3.OperationalError:
             pass  # not created yet
-
         time.sleep(0.05)
     second = poolform("apply", directory, "--auto-approve")
     first.communicate(timeout=120)
