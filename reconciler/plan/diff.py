@@ -129,6 +129,7 @@ def classify(
             reason_code=gone,
         )
     deps = resource.dependencies
+    source = resource.source or None  # the declaring document, shown beside the change
     if recorded is None:
         known = (AttributeChange("id", None, None, known_after_apply=True),)
         return ResourceChange(
@@ -140,6 +141,7 @@ def classify(
             dependencies=deps,
             after=resource.attributes,
             written=dict(resource.written),
+            source=source,
             reason_code=Reason.NEW,
         )
     changes = attribute_changes(resource, recorded, resource.attributes)
@@ -154,6 +156,7 @@ def classify(
             before=recorded,
             after=resource.attributes,
             written=dict(resource.written),
+            source=source,
             reason_code=Reason.UP_TO_DATE,
         )
     if forced or force_replace or resource.always_replace_reason:
@@ -180,6 +183,7 @@ def classify(
             before=recorded,
             after=resource.attributes,
             written=dict(resource.written),
+            source=source,
             reason_code=code,
         )
     leaves = {c.path.rsplit(".", 1)[-1].split("[", 1)[0] for c in changes}
@@ -198,5 +202,6 @@ def classify(
         before=recorded,
         after=resource.attributes,
         written=dict(resource.written),
+        source=source,
         reason_code=code,
     )
