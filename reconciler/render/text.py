@@ -143,12 +143,14 @@ def _create_body(change: ResourceChange, paint: Paint) -> list[str]:
         (one_line(a.path), KNOWN_AFTER_APPLY) for a in change.attributes if a.known_after_apply
     ]
     written = change.written
-    pairs += [
-        (one_line(path), as_written(value, written[path]) if path in written else fmt(value))
-        for path, value in flatten(change.after or {})
-    ]
+    for path, value in flatten(change.after or {}):
+        spelled = written.get(path) if written else None
+        pairs.append(
+            (one_line(path), as_written(value, spelled) if spelled is not None else fmt(value))
+        )
     width = max((len(p) for p, _ in pairs), default=0)
-    return [f"      {paint('+', '+')} {p.ljust(width)} = {v}" for p, v in pairs]
+    plus = paint("+", "+")
+    return [f"      {plus} {p.ljust(width)} = {v}" for p, v in pairs]
 
 
 def _delete_body(change: ResourceChange, paint: Paint) -> list[str]:
