@@ -62,12 +62,12 @@ def render_text(plan: Plan, *, color: bool = False) -> str:
         lines += ["", "poolform will perform the following actions:"]
         for change in plan.changes:
             lines.append("")
-            lines += render_change(change, paint)
+            _change_lines(change, paint, lines)
         lines.append("")
     lines.append(summary_line(plan))
     for warning in plan.warnings:
         lines += ["", *printable(warning).splitlines()]
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n"  # one join: a plan of 10,000 resources has ~150,000 lines
 
 
 def _legend(plan: Plan, paint: Paint) -> list[str]:
@@ -81,10 +81,16 @@ def _legend(plan: Plan, paint: Paint) -> list[str]:
 
 def render_change(change: ResourceChange, paint: Paint | None = None) -> list[str]:
     """One change: the `# address ...` header and its resource block."""
-    paint = paint or _painter(False)
+    lines: list[str] = []
+    _change_lines(change, paint or _painter(False), lines)
+    return lines
+
+
+def _change_lines(change: ResourceChange, paint: Paint, lines: list[str]) -> None:
+    """`render_change`, appended to `lines`."""
     symbol = change.symbol
     key = one_line(str(change.key))
-    lines = [paint(f"  # {key} {one_line(header_phrase(change))}", "#")]
+    lines.append(paint(f"  # {key} {one_line(header_phrase(change))}", "#"))
     # A create says why only when it is not simply new (recreated, adopted after a crash); an
     # update says why when it undoes drift.
     if (
@@ -96,17 +102,15 @@ def render_change(change: ResourceChange, paint: Paint | None = None) -> list[st
     head = f'{paint(symbol.rjust(3), symbol)} {one_line(change.resource_type)} "{key}" {{'
     lines.append(head)
     if change.action is Action.CREATE:
-        body = _create_body(change, paint)
+        lines += _create_body(change, paint)
     elif change.action is Action.DELETE:
-        body = _delete_body(change, paint)
+        lines += _delete_body(change, paint)
     else:
-        body = tree_lines(diff_tree(change), 6, paint, change.written)
-    lines += body
+        lines += tree_lines(diff_tree(change), 6, paint, change.written)
     roll = rolling_line(change)
     if roll:
         lines.append(" " * 6 + roll)
     lines.append("    }")
-    return lines
 
 
 def tree_lines(
