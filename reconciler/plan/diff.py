@@ -40,6 +40,11 @@ RESIZE_FIELDS = frozenset(
 )
 
 
+# What every create shares (frozen, so one copy serves them all).
+_NEW = reason_text(Reason.NEW)
+_ID_KNOWN_AFTER_APPLY = (AttributeChange("id", None, None, known_after_apply=True),)
+
+
 def _leaf_changes(old: Any, new: Any) -> list[tuple[list[Any], Any, Any]]:
     """(path, old, new) for every leaf that differs, via DeepDiff's tree view."""
     from deepdiff import DeepDiff
@@ -131,13 +136,12 @@ def classify(
     deps = resource.dependencies
     source = resource.source or None  # the declaring document, shown beside the change
     if recorded is None:
-        known = (AttributeChange("id", None, None, known_after_apply=True),)
         return ResourceChange(
             address,
             resource_type,
             Action.CREATE,
-            reason_text(Reason.NEW),
-            known,
+            _NEW,
+            _ID_KNOWN_AFTER_APPLY,
             dependencies=deps,
             after=resource.attributes,
             written=dict(resource.written),

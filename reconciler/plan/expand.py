@@ -156,24 +156,32 @@ def written_forms(model: BaseModel) -> dict[str, str]:
 
 def _model_forms(model: BaseModel, path: str, found: dict[str, str]) -> None:
     for name in _fields_with_written(type(model)):
-        _value_forms(getattr(model, name), f"{path}.{name}" if path else name, found)
+        _item_forms(getattr(model, name), name, path, found)
 
 
-def _value_forms(value: Any, path: str, found: dict[str, str]) -> None:
+def _item_forms(value: Any, step: str | int, path: str, found: dict[str, str]) -> None:
+    """`value`, at `step` below `path`: its written form, or those inside it. Plain values
+    (most of them) return at once, before any path is built."""
     kind = type(value)
     if kind is WrittenInt or kind is WrittenFloat:
-        found[path] = value.written
+        found[_step(path, step)] = value.written
     elif kind is dict:
+        inner = _step(path, step)
         for key, item in value.items():
-            if isinstance(key, int):
-                _value_forms(item, f"{path}[{key}]", found)
-            else:
-                _value_forms(item, f"{path}.{key}" if path else str(key), found)
+            _item_forms(item, key, inner, found)
     elif kind is list or kind is tuple:
+        inner = _step(path, step)
         for index, item in enumerate(value):
-            _value_forms(item, f"{path}[{index}]", found)
+            _item_forms(item, index, inner, found)
     elif isinstance(value, BaseModel):
-        _model_forms(value, path, found)
+        _model_forms(value, _step(path, step), found)
+
+
+def _step(path: str, step: str | int) -> str:
+    """`path` one step further, as `dotted` writes a path."""
+    if isinstance(step, int):
+        return f"{path}[{step}]"
+    return f"{path}.{step}" if path else str(step)
 
 
 def _written(model: BaseModel, exclude: frozenset[str] = frozenset()) -> dict[str, str]:

@@ -43,11 +43,12 @@ def build_order(
                 edges.add((key, needed))  # stop using it, then delete it
             elif dep in change.dependencies:
                 edges.add((needed, key))  # create/update it, then use it
-        home = ChangeKey(change.address)
-        if change.cleanup_ids is not None and home != key and home in by_key:
+        if change.cleanup_ids is not None:
             # A copy an interrupted apply made is proven by the address's intent, which the
             # address's own change clears: delete the copy first.
-            edges.add((key, home))
+            home = ChangeKey(change.address)
+            if home != key and home in by_key:
+                edges.add((key, home))
     generations = topological_generations(by_key, edges)
     ordered = [by_key[key] for level in generations for key in level]
     return ordered, generations, tuple(sorted(edges, key=lambda e: (str(e[0]), str(e[1]))))
