@@ -215,10 +215,16 @@ def leaf_value(attr: AttributeChange, written: Mapping[str, str] | None = None) 
 
 def flatten(value: Any) -> list[tuple[str, Any]]:
     """Leaves of a nested value as (dotted path, leaf); nulls skipped, scalar lists kept whole."""
-    found: list[tuple[str, Any]] = []
+    paths: list[str] = []
+    leaves: list[Any] = []
+    flatten_into(value, paths, leaves)
+    return list(zip(paths, leaves, strict=True))
+
+
+def flatten_into(value: Any, paths: list[str], leaves: list[Any]) -> None:
+    """`flatten`, as two lists appended to: the paths, and the leaves at them."""
     if _nested(value):  # a bare scalar has no path: nothing to list
-        _leaves(value, "", found)
-    return found
+        _leaves(value, "", paths, leaves)
 
 
 def _nested(value: Any) -> bool:
@@ -229,7 +235,7 @@ def _nested(value: Any) -> bool:
     return isinstance(value, list) and any(isinstance(v, dict | list) for v in value)
 
 
-def _leaves(value: Any, path: str, found: list[tuple[str, Any]]) -> None:
+def _leaves(value: Any, path: str, paths: list[str], leaves: list[Any]) -> None:
     # Paths are built as text step by step, as `dotted` writes them, and only nested values
     # cost a call: a plan of 10,000 resources lists about 100,000 leaves.
     items = value.items() if isinstance(value, dict) else enumerate(value)
@@ -243,9 +249,10 @@ def _leaves(value: Any, path: str, found: list[tuple[str, Any]]) -> None:
         if item is None:
             continue
         if isinstance(item, dict | list) and _nested(item):
-            _leaves(item, step, found)
+            _leaves(item, step, paths, leaves)
         else:
-            found.append((step, item))
+            paths.append(step)
+            leaves.append(item)
 
 
 def header_phrase(change: ResourceChange) -> str:
