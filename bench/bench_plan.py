@@ -30,6 +30,9 @@ Each run is timed in a fresh Python parent: wall time around ``subprocess.run`` 
 ``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss`` (KiB; reported as MiB). Every configuration is
 checked once, untimed, with ``poolform plan --json`` (the planned addresses and the summary) and
 Terraform's ``Plan:`` line. Results go to stdout and ``bench/PLAN-RESULTS.md``.
+
+``--before-src DIR`` also times the empty-state plans of the code in DIR (another checkout,
+imported through PYTHONPATH), each right after this code's: a before/after table.
 """
 
 from __future__ import annotations
@@ -190,9 +193,15 @@ class Measure:
         return statistics.median(self.cpus)
 
 
-def measure(argv: list[str], runs: int, out: Path, cwd: Path | None = None) -> Measure:
+def measure(
+    argv: list[str],
+    runs: int,
+    out: Path,
+    cwd: Path | None = None,
+    env_extra: dict[str, str] | None = None,
+) -> Measure:
     result = Measure()
-    env = tf_env()
+    env = {**tf_env(), **(env_extra or {})}
     for _ in range(runs):
         result.load.append(os.getloadavg()[0])
         proc = subprocess.run(
@@ -219,7 +228,8 @@ def poolform_summary(directory: Path, extra: tuple[str, ...] = ()) -> dict[str, 
         text=True,
         check=True,
     )
-    return json.loads(proc.stdout)["summary"]
+    summary: dict[str, int] = json.loads(proc.stdout)["summary"]
+    return summary
 
 
 def run_terraform(directory: Path, *args: str) -> None:
@@ -248,6 +258,7 @@ class Row:
     checks: str = ""
     tf_checks: str = ""
     size_target: bool = False  # the 10,000-resource targets (< 3 s, < 400 MB) apply
+    before: Measure | None = None  # the same plan by the code in --before-src
 
     def ratio(self) -> float | None:
         if self.poolform is None or self.terraform is None:
@@ -365,8 +376,31 @@ def bench_poolform_case(
     return result, _summary_text(summary)
 
 
+# The code of another checkout, started as the console script starts this one. `-P`: the
+# working directory is not put first on sys.path, so PYTHONPATH decides which code runs.
+_BEFORE = (
+    "import sys\nfrom reconciler.cli.main import entrypoint\nsys.argv[0] = 'poolform'\nentrypoint()"
+)
+
+
+def measure_before(
+    before_src: Path, directory: Path, resources: int, runs: int, work: Path, log: list[str]
+) -> Measure:
+    """The same plan by the code in `before_src`, timed in the same minutes."""
+    argv = [sys.executable, "-P", "-c", _BEFORE, "plan", str(directory)]
+    result = measure(argv, runs, work / "before-out.txt", env_extra={"PYTHONPATH": str(before_src)})
+    log.append(f"before plan empty N={resources}: {_log(result)}")
+    print(log[-1], flush=True)
+    return result
+
+
 def bench_poolform(
-    work: Path, resources: int, runs: int, state_from: str, log: list[str]
+    work: Path,
+    resources: int,
+    runs: int,
+    state_from: str,
+    log: list[str],
+    before_src: Path | None = None,
 ) -> list[Row]:
     """Empty state, then (N = 1,000 and 10,000) no change and 10% changed, in one directory."""
     directory = work / f"poolform-{resources}"
@@ -378,6 +412,8 @@ def bench_poolform(
         work, directory, "empty", {"add": resources, "change": 0, "unchanged": 0}, runs, log
     )
     rows.append(Row("empty state", resources, poolform=result, checks=checks, size_target=big))
+    if before_src is not None:
+        rows[-1].before = measure_before(before_src, directory, resources, runs, work, log)
     if resources not in (1_000, 10_000):
         return rows
     extra: tuple[str, ...] = ()
@@ -445,6 +481,12 @@ def main(argv: list[str] | None = None) -> int:
         help="build the recorded state with `poolform apply` (default), or write the expansion "
         "straight into state.db and plan with --no-refresh",
     )
+    parser.add_argument(
+        "--before-src",
+        type=Path,
+        help="a checkout of earlier code (`git archive BASE | tar -x -C DIR`): its empty-state "
+        "plans are timed too, right after this code's, for a side-by-side before/after table",
+    )
     parser.add_argument("--no-write", action="store_true", help="do not write PLAN-RESULTS.md")
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args(argv)
@@ -458,7 +500,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: dict[tuple[str, int], Row] = {}
     try:
         for n in (1_000, 5_000, 10_000):
-            for row in bench_poolform(work, n, args.runs, args.state_from, log):
+            for row in bench_poolform(work, n, args.runs, args.state_from, log, args.before_src):
                 rows[(row.case, n)] = row
         for n in tf_sizes:
             tf = bench_terraform_empty(work, n, args.runs, log)
@@ -491,6 +533,30 @@ def _versions() -> str:
     tf = subprocess.run(["terraform", "version"], capture_output=True, text=True, env=tf_env())
     tf_version = tf.stdout.splitlines()[0] if tf.returncode == 0 and tf.stdout else "terraform ?"
     return f"Python {sys.version.split()[0]}, {tf_version}, {os.cpu_count()} CPUs"
+
+
+def before_after(rows: list[Row]) -> str:
+    """The empty-state plans of --before-src and of this code, measured in the same minutes."""
+    compared = [r for r in rows if r.before is not None and r.poolform is not None]
+    if not compared:
+        return ""
+    lines = [
+        "## Before and after, side by side",
+        "",
+        "The code given by `--before-src`, started the same way, planned the same directories "
+        "right after this code; each figure the median of the same number of runs.",
+        "",
+        "| case | resources | before wall s | after wall s | before cpu s | after cpu s "
+        "| after / before (cpu) |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for r in compared:
+        assert r.before is not None and r.poolform is not None
+        lines.append(
+            f"| {r.case} | {r.resources:,} | {r.before.wall:.2f} | {r.poolform.wall:.2f} "
+            f"| {r.before.cpu:.2f} | {r.poolform.cpu:.2f} | {r.poolform.cpu / r.before.cpu:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def write_results(
@@ -529,20 +595,26 @@ planned = resources) and the `Plan:` line Terraform printed.
 
 Per-run figures below. *cpu s* is user + sys of the command (median); *load avg* is the machine's
 1-minute load average sampled before each run: on a shared machine, other work inflates the
-wall times (both tools equally exposed), while CPU seconds stay close to an idle machine's.
+wall times (Terraform's more: it runs on both cores, poolform on one), while CPU seconds stay
+close to an idle machine's.
 
 {detail(rows, runs)}
 
+{before_after(rows)}
 ## How to run
 
 ```
 pip install -e .                    # provides the `poolform` script the benchmark runs
 python bench/bench_plan.py          # ~5-10 minutes on 2 cores
 python bench/bench_plan.py --tf-sizes 1000,5000 --no-tf-apply   # quicker
+git archive BASE | tar -x -C /tmp/before    # then, for the before/after table:
+python bench/bench_plan.py --before-src /tmp/before
 ```
 
 Options: `--runs N` (default 3), `--state-from apply|expand`, `--tf-sizes` (default
-`1000,5000,10000`, `''` skips Terraform), `--no-tf-apply`, `--no-write` (stdout only), `--keep` (keep the work directory).
+`1000,5000,10000`, `''` skips Terraform), `--no-tf-apply`, `--before-src DIR` (also time the
+empty-state plans of the code in DIR), `--no-write` (stdout only), `--keep` (keep the work
+directory).
 
 ## Raw log
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import platform
 import sys
-from importlib import metadata, util
+from importlib import util
 
 import click
 
@@ -28,6 +28,8 @@ def _installed(module: str) -> bool:
 def version(as_json: bool) -> None:
     """Show the version of poolform, of the formats it reads and writes, and which optional
     extras (aws, gcp, postgres) are installed."""
+    from importlib import metadata  # here: its import costs every other command ~20 ms
+
     number = metadata.version("poolform")
     extras = {name: _installed(module) for name, module in EXTRAS.items()}
     if as_json:

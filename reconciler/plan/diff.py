@@ -40,6 +40,11 @@ RESIZE_FIELDS = frozenset(
 )
 
 
+# What every create shares (frozen, so one copy serves them all).
+_NEW = reason_text(Reason.NEW)
+_ID_KNOWN_AFTER_APPLY = (AttributeChange("id", None, None, known_after_apply=True),)
+
+
 def _leaf_changes(old: Any, new: Any) -> list[tuple[list[Any], Any, Any]]:
     """(path, old, new) for every leaf that differs, via DeepDiff's tree view."""
     from deepdiff import DeepDiff
@@ -129,17 +134,18 @@ def classify(
             reason_code=gone,
         )
     deps = resource.dependencies
+    source = resource.source or None  # the declaring document, shown beside the change
     if recorded is None:
-        known = (AttributeChange("id", None, None, known_after_apply=True),)
         return ResourceChange(
             address,
             resource_type,
             Action.CREATE,
-            reason_text(Reason.NEW),
-            known,
+            _NEW,
+            _ID_KNOWN_AFTER_APPLY,
             dependencies=deps,
             after=resource.attributes,
             written=dict(resource.written),
+            source=source,
             reason_code=Reason.NEW,
         )
     changes = attribute_changes(resource, recorded, resource.attributes)
@@ -154,6 +160,7 @@ def classify(
             before=recorded,
             after=resource.attributes,
             written=dict(resource.written),
+            source=source,
             reason_code=Reason.UP_TO_DATE,
         )
     if forced or force_replace or resource.always_replace_reason:
@@ -180,6 +187,7 @@ def classify(
             before=recorded,
             after=resource.attributes,
             written=dict(resource.written),
+            source=source,
             reason_code=code,
         )
     leaves = {c.path.rsplit(".", 1)[-1].split("[", 1)[0] for c in changes}
@@ -198,5 +206,6 @@ def classify(
         before=recorded,
         after=resource.attributes,
         written=dict(resource.written),
+        source=source,
         reason_code=code,
     )

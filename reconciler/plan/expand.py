@@ -16,7 +16,7 @@ import functools
 import hashlib
 import re
 import typing
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,6 @@ from pydantic import BaseModel
 
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
-from reconciler.plan.model import dotted
 from schemas import (
     Cluster,
     ComputeConfig,
@@ -147,30 +146,51 @@ def written_forms(model: BaseModel) -> dict[str, str]:
     """{attribute path: text} of every quantity or duration the configuration wrote as text
     (schemas/quantities.py keeps it on the number), in the paths of `masked_attributes`."""
     found: dict[str, str] = {}
-    stack: list[tuple[tuple[str | int, ...], Any]] = [((), model)]
-    while stack:
-        path, data = stack.pop()
-        if isinstance(data, BaseModel):
-            items: Iterable[tuple[str | int, Any]] = (
-                (name, getattr(data, name)) for name in _fields_with_written(type(data))
-            )
-        elif isinstance(data, dict):
-            items = data.items()
-        else:  # a list or tuple
-            items = enumerate(data)
-        for step, value in items:
-            kind = type(value)
-            if kind is WrittenInt or kind is WrittenFloat:
-                found[dotted((*path, step))] = value.written
-            elif kind is dict or kind is list or kind is tuple or isinstance(value, BaseModel):
-                stack.append(((*path, step), value))
+    _model_forms(model, "", found)
     return found
 
 
+# The walk builds each path as text step by step (as `dotted` writes it) and visits only the
+# fields that can hold a quantity or a duration: a plan of 10,000 resources walks each once.
+
+
+def _model_forms(model: BaseModel, path: str, found: dict[str, str]) -> None:
+    for name in _fields_with_written(type(model)):
+        _item_forms(getattr(model, name), name, path, found)
+
+
+def _item_forms(value: Any, step: str | int, path: str, found: dict[str, str]) -> None:
+    """`value`, at `step` below `path`: its written form, or those inside it. Plain values
+    (most of them) return at once, before any path is built."""
+    kind = type(value)
+    if kind is WrittenInt or kind is WrittenFloat:
+        found[_step(path, step)] = value.written
+    elif kind is dict:
+        inner = _step(path, step)
+        for key, item in value.items():
+            _item_forms(item, key, inner, found)
+    elif kind is list or kind is tuple:
+        inner = _step(path, step)
+        for index, item in enumerate(value):
+            _item_forms(item, index, inner, found)
+    elif isinstance(value, BaseModel):
+        _model_forms(value, _step(path, step), found)
+
+
+def _step(path: str, step: str | int) -> str:
+    """`path` one step further, as `dotted` writes a path."""
+    if isinstance(step, int):
+        return f"{path}[{step}]"
+    return f"{path}.{step}" if path else str(step)
+
+
 def _written(model: BaseModel, exclude: frozenset[str] = frozenset()) -> dict[str, str]:
+    found = written_forms(model)
+    if not exclude:
+        return found
     return {
         path: text
-        for path, text in written_forms(model).items()
+        for path, text in found.items()
         if path.split(".", 1)[0].split("[", 1)[0] not in exclude
     }
 
@@ -216,13 +236,13 @@ def environment_names(configuration: Configuration) -> frozenset[str]:
 
 
 def _machine_type(
-    pool: MachinePool, machine: MachineType, provider: str, salt: str, seal: _Sealing
+    pool: MachinePool, machine: MachineType, provider: str, seal: _Sealing, source: str
 ) -> DesiredResource:
     attributes = {
         "provider": provider,
         **masked_attributes(
             machine,
-            salt,
+            seal.salt,
             exclude={"machine_type"},
             environment=seal.environment,
             reveal=seal.reveal,
@@ -239,6 +259,8 @@ def _machine_type(
         rolling_instances=machine.min_size,
         max_surge=machine.max_surge,
         max_unavailable=machine.max_unavailable,
+        source=source,
+        # A machine type's own model holds its written values.
         written=_written(machine, frozenset({"machine_type"})),
     )
 
@@ -260,40 +282,44 @@ def expand(
     def masked(model: Strict) -> dict[str, Any]:
         return masked_attributes(model, salt, environment=environment, reveal=reveal)
 
-    def add(model: Document, resource: DesiredResource) -> None:
-        # A machine type's own model holds its written values; every other resource is one
-        # document.
-        written = resource.written if resource.model is MachineType else _written(model)
-        resources.append(
-            dataclasses.replace(resource, source=configuration.ref_of(model).file, written=written)
+    def source(model: Document) -> str:
+        return configuration.ref_of(model).file
+
+    def declared(
+        model: Document,
+        resource_type: str,
+        attributes: dict[str, Any],
+        dependencies: tuple[str, ...] = (),
+        **details: Any,
+    ) -> DesiredResource:
+        """The resource `resource_type.name` that one document declares, built whole."""
+        return DesiredResource(
+            f"{resource_type}.{model.name}",
+            resource_type,
+            type(model),
+            attributes,
+            dependencies,
+            source=source(model),
+            written=_written(model),
+            **details,
         )
 
     pools = {p.name: p for p in configuration.of_kind(MachinePool)}
     for pool in pools.values():
         for machine in pool.machine_types:
-            add(pool, _machine_type(pool, machine, pool.provider or provider, salt, seal))
+            provider_of = pool.provider or provider
+            resources.append(_machine_type(pool, machine, provider_of, seal, source(pool)))
     for rp in configuration.of_kind(ResourcePool):
         deps = (f"resource_pool.{rp.parent}",) if rp.parent else ()
-        add(
-            rp,
-            DesiredResource(
-                f"resource_pool.{rp.name}",
-                "resource_pool",
-                ResourcePool,
-                masked(rp),
-                deps,
-            ),
-        )
+        resources.append(declared(rp, "resource_pool", masked(rp), deps))
     for policy in configuration.of_kind(SubjectPolicy):
-        add(
-            policy,
-            DesiredResource(
-                f"subject_policy.{policy.name}",
+        resources.append(
+            declared(
+                policy,
                 "subject_policy",
-                SubjectPolicy,
                 masked(policy),
                 (f"resource_pool.{policy.pool}",),
-            ),
+            )
         )
     for cc in configuration.of_kind(ComputeConfig):
         uses = sorted(
@@ -303,29 +329,19 @@ def expand(
                 if g.machine_pool in pools
             }
         )
-        add(
-            cc,
-            DesiredResource(
-                f"compute_config.{cc.name}",
-                "compute_config",
-                ComputeConfig,
-                {"provider": provider, **masked(cc)},
-                tuple(uses),
-            ),
-        )
+        attributes = {"provider": provider, **masked(cc)}
+        resources.append(declared(cc, "compute_config", attributes, tuple(uses)))
     for wp in configuration.of_kind(WorkerPool):
-        add(
-            wp,
-            DesiredResource(
-                f"worker_pool.{wp.name}",
+        resources.append(
+            declared(
+                wp,
                 "worker_pool",
-                WorkerPool,
                 {"provider": provider, **masked(wp)},
                 always_replace_reason=wp.always_replace_reason(),
                 rolling_instances=wp.pool.target,
                 max_surge=wp.max_surge,
                 max_unavailable=wp.max_unavailable,
-            ),
+            )
         )
     cluster = configuration.find(Cluster, configuration.cluster.name)
     if cluster is not None and (cluster.default_compute_pool or cluster.default_aux_pool):
@@ -334,5 +350,5 @@ def expand(
             "default_compute_pool": cluster.default_compute_pool,
             "default_aux_pool": cluster.default_aux_pool,
         }
-        add(cluster, DesiredResource(f"cluster.{cluster.name}", "cluster", Cluster, defaults))
+        resources.append(declared(cluster, "cluster", defaults))
     return {r.address: r for r in sorted(resources, key=lambda r: r.address)}

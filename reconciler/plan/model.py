@@ -111,9 +111,10 @@ class ResourceChange:
         if self.action is Action.REPLACE:
             cbd = self.replace_strategy is ReplaceStrategy.CREATE_BEFORE_DESTROY
             return "+/-" if cbd else "-/+"
-        return {Action.CREATE: "+", Action.UPDATE: "~", Action.DELETE: "-", Action.NOOP: " "}[
-            self.action
-        ]
+        return _SYMBOLS[self.action]
+
+
+_SYMBOLS = {Action.CREATE: "+", Action.UPDATE: "~", Action.DELETE: "-", Action.NOOP: " "}
 
 
 @dataclass(frozen=True)

@@ -114,8 +114,6 @@ def make_plan(
         if change.action is Action.NOOP:
             unchanged += 1
             continue
-        if resource is not None and resource.source:
-            change = replace(change, source=resource.source)
         changes.append(change)
     changes.extend(_cleanups(refresh, options, snapshot, changes))
     ordered, generations, edges = build_order(changes, recorded_deps)

@@ -41,8 +41,12 @@ def plan_configuration(
 ) -> PlannedConfiguration:
     """Load, read state (briefly under the lock, so no apply is seen half-way), refresh unless
     `options.refresh` is off, and plan. Changes nothing but the state's first creation."""
-    configuration = load_directory(directory, "plan")
-    snapshot = read_state(configuration, "plan", lock_timeout)
+    # The configuration and the plan live until the command ends and hold no cycles: built
+    # with the collector paused and kept out of its later scans, which on 10,000 resources
+    # cost ~0.1 s. A provider's refresh runs with the collector on: SDKs do make cycles.
+    with collector_paused(keep=True):
+        configuration = load_directory(directory, "plan")
+        snapshot = read_state(configuration, "plan", lock_timeout)
     refuse_emptied(configuration, snapshot, options.destroy)
     salt = secret_salt(configuration, snapshot.lineage)
     environment = environment_values(configuration, environ)
@@ -52,9 +56,9 @@ def plan_configuration(
             configuration, snapshot, salt, retry or RetryPolicy(), clock
         )
     refreshed = refresh.refreshed if refresh else RefreshedSnapshot.unrefreshed(snapshot)
-    with collector_paused():
+    with collector_paused(keep=True):
         plan = make_plan(configuration, refreshed, options, salt=salt, environment=environment)
-    rereads = plan_rereads(plan, snapshot, refresh.refreshed.found, salt) if refresh else None
+        rereads = plan_rereads(plan, snapshot, refresh.refreshed.found, salt) if refresh else None
     return PlannedConfiguration(plan, directory, rereads, configuration)
 
 
