@@ -4,14 +4,16 @@ Edges point from what must happen first to what follows: a resource pool is crea
 policies that use it; a policy is deleted before its pool. Generations of the topological sort
 are the steps that may run in parallel; sorting within each makes plans byte-identical.
 
-The sort is Kahn's algorithm over plain dicts: a plan only needs generations and a cycle guard,
-and a graph library's import and per-node bookkeeping cost more than the whole sort (on 10,000
-changes, about a quarter of a plan's time).
+The sort is the standard library's graphlib: a plan only needs generations and a cycle guard,
+and networkx's import and per-node bookkeeping cost more than the whole sort (on 10,000 changes,
+about a quarter of a plan's time).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from graphlib import CycleError, TopologicalSorter
+from itertools import pairwise
 
 from reconciler.errors import PoolformError
 from reconciler.plan.model import Action, ChangeKey, ResourceChange
@@ -58,41 +60,21 @@ def topological_generations(
     nodes: Iterable[ChangeKey], edges: Iterable[Edge]
 ) -> tuple[tuple[ChangeKey, ...], ...]:
     """The nodes in generations: each holds the nodes whose predecessors are all in earlier
-    ones, sorted by their text. A cycle (validation rejects them; this is a bug guard) raises."""
-    successors: dict[ChangeKey, list[ChangeKey]] = {node: [] for node in nodes}
-    waiting = dict.fromkeys(successors, 0)  # predecessors not yet placed
+    ones, sorted by their text. A cycle (validation rejects them; this is a bug guard) raises,
+    naming its edges as (before, after) pairs."""
+    sorter: TopologicalSorter[ChangeKey] = TopologicalSorter({node: () for node in nodes})
     for before, after in edges:
-        successors[before].append(after)
-        waiting[after] += 1
-    level = [node for node, count in waiting.items() if count == 0]
+        sorter.add(after, before)
+    try:
+        sorter.prepare()
+    except CycleError as error:
+        # graphlib gives the cycle as nodes, each a predecessor of the next, the first repeated
+        cycle: list[ChangeKey] = error.args[1]
+        named = [(str(a), str(b)) for a, b in pairwise(cycle)]
+        raise PoolformError(f"the change graph has a cycle: {named}") from None
     generations: list[tuple[ChangeKey, ...]] = []
-    while level:
-        generations.append(tuple(sorted(level, key=str)))
-        ready: list[ChangeKey] = []
-        for node in level:
-            for after in successors[node]:
-                waiting[after] -= 1
-                if waiting[after] == 0:
-                    ready.append(after)
-        level = ready
-    if sum(len(level) for level in generations) != len(successors):
-        raise PoolformError(f"the change graph has a cycle: {_a_cycle(successors, waiting)}")
+    while sorter.is_active():
+        ready = sorter.get_ready()
+        generations.append(tuple(sorted(ready, key=str)))
+        sorter.done(*ready)
     return tuple(generations)
-
-
-def _a_cycle(
-    successors: dict[ChangeKey, list[ChangeKey]], waiting: dict[ChangeKey, int]
-) -> list[tuple[str, str]]:
-    """One cycle among the nodes the sort could not place, as (before, after) edges. Each of
-    them has a predecessor that could not be placed either, so walking back finds a cycle."""
-    stuck = {node for node, count in waiting.items() if count}
-    predecessor = {
-        after: before for before in stuck for after in successors[before] if after in stuck
-    }
-    node = min(stuck, key=str)
-    path: list[ChangeKey] = []
-    while node not in path:
-        path.append(node)
-        node = predecessor[node]
-    loop = path[path.index(node) :][::-1]
-    return [(str(a), str(b)) for a, b in zip(loop, [*loop[1:], loop[0]], strict=True)]
