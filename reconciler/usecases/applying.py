@@ -31,10 +31,12 @@ from reconciler.usecases.common import (
     Confirm,
     EventSink,
     confirmed,
+    created_addresses,
     environment_values,
     ignore,
     load_directory,
     refuse_emptied,
+    refuse_foreign_state,
 )
 from reconciler.workspace import hold_lock, open_provider, open_state, secret_salt
 from state import HistoryEntry, StateBackend, StateSnapshot, default_who
@@ -184,6 +186,14 @@ def _apply(
                 check_saved_plan(
                     saved.plan, configuration.digest, snapshot.lineage, snapshot.serial, plan
                 )
+            refuse_foreign_state(
+                configuration,
+                snapshot,
+                created_addresses(plan),
+                provider,
+                retry=how.retry,
+                clock=how.clock,
+            )
             how.on_plan(plan)
             if not plan.has_changes:
                 return AppliedPlan(plan, None)

@@ -1,0 +1,41 @@
+"""The adversarial pass drives the installed `poolform` in real subprocesses, as a user (or an
+attacker) would: `pf` runs it and returns the finished process."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.scenario.installed import poolform
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+Pf = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture
+def pf() -> Pf:
+    return poolform
+
+
+@pytest.fixture
+def quick(tmp_path: Path) -> Path:
+    """A fresh copy of the quickstart configuration (local provider), not applied."""
+    target = tmp_path / "quick"
+    shutil.copytree(EXAMPLES / "quickstart", target)
+    return target
+
+
+def tree_digest(directory: Path) -> dict[str, str]:
+    """Every file under `directory` (its relative path) and a digest of its bytes: what must
+    not change when a command refuses."""
+    found: dict[str, str] = {}
+    for path in sorted(directory.rglob("*")):
+        if path.is_file() and not path.is_symlink():
+            found[str(path.relative_to(directory))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
