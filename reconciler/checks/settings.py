@@ -133,8 +133,8 @@ def state_backend_available(config: Configuration) -> Iterator[Finding]:
     if declared is None:
         return
     backend = cluster.state.backend
-    if not backend_available(backend):
-        available = state_backends()
+    available = state_backends()
+    if backend not in available:
         yield error(
             config,
             cluster,
