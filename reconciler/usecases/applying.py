@@ -167,7 +167,7 @@ def _apply(
     configuration: Configuration, options: PlanOptions, saved: SavedPlan | None, how: _How
 ) -> AppliedPlan:
     backend = open_state(configuration)
-    provider = open_provider(configuration, backend)
+    provider: Provider | None = None
     try:
         with hold_lock(
             backend, "destroy" if options.destroy else "apply", how.lock_timeout, configuration
@@ -180,6 +180,9 @@ def _apply(
                 check_saved_origin(
                     saved.plan, configuration.digest, snapshot.lineage, snapshot.serial
                 )
+            # Opened only now: a stale or foreign saved plan is refused before a provider
+            # exists (the local one makes its cloud's files when opened).
+            provider = open_provider(configuration, backend)
             refreshed = _refreshed(provider, snapshot, salt, options, saved, how)
             plan = make_plan(configuration, refreshed, options, salt=salt, environment=environment)
             if saved is not None:
@@ -215,7 +218,8 @@ def _apply(
             )
             _record_history(backend, plan, result, how.clock)
     finally:
-        provider.close()
+        if provider is not None:
+            provider.close()
         backend.close()
     return AppliedPlan(plan, result)
 

@@ -33,9 +33,25 @@ def quick(tmp_path: Path) -> Path:
 
 def tree_digest(directory: Path) -> dict[str, str]:
     """Every file under `directory` (its relative path) and a digest of its bytes: what must
-    not change when a command refuses."""
+    not change when a command refuses. The empty OS lock files a locked command leaves beside
+    the state (state/filelock.py) are not counted."""
     found: dict[str, str] = {}
     for path in sorted(directory.rglob("*")):
+        if path.suffix == ".lock" and path.stat().st_size == 0:
+            continue
         if path.is_file() and not path.is_symlink():
             found[str(path.relative_to(directory))] = hashlib.sha256(path.read_bytes()).hexdigest()
     return found
+
+
+def cloud_holds(directory: Path) -> int:
+    """How many groups and objects the local cloud beside `directory`'s state holds."""
+    import sqlite3
+
+    path = directory / ".poolform" / "local-cloud.db"
+    if not path.exists():
+        return 0
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        return sum(
+            db.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("groups", "objects")
+        )
