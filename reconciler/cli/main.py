@@ -6,6 +6,7 @@ place (reconciler/cli/common.py). Terraform's spellings are rewritten before par
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -80,7 +81,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entrypoint() -> None:
-    sys.exit(main())
+    code = main()
+    # The run is over and reported: a Ctrl-C now (while the interpreter joins threads and
+    # closes files) would make a finished apply die by SIGINT, with no message.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
