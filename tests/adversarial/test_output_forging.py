@@ -57,10 +57,9 @@ def test_json_carries_the_value_exactly(pf: Pf, forged: Path) -> None:
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     values = [
-        a["new"]
+        c["after"]["description"]
         for c in plan["changes"]
-        for a in c.get("attributes", ())
-        if a["path"] == "description"
+        if c["address"] == "resource_pool.team-quota"
     ]
     assert values == [FORGED]
 
