@@ -59,3 +59,23 @@ def test_a_copy_without_state_is_refused_naming_both_lineages(  # type: ignore[n
 
     # The rightful state is untouched by the check: nothing to do.
     assert run("plan", first, "--detailed-exitcode").code == 0
+
+
+def test_list_at_finds_every_lineage_in_one_call_per_kind(provider, lineage: str) -> None:  # type: ignore[no-untyped-def]
+    from .conftest import machine
+
+    made = [machine(lineage, f"m{i}", warm=0, size=1) for i in range(3)]
+    made.append(machine("another-lineage", "m0", warm=0, size=1))
+    for spec in made:
+        provider.create(spec)
+    provider.api_calls.clear()
+    found = provider.list_at([made[0].address, made[1].address, "machine_pool.x.machine_type.none"])
+    assert dict(provider.api_calls) == {
+        "DescribeAutoScalingGroups": 1,
+        "DescribeLaunchTemplates": 1,
+    }
+    held = sorted((o.address, o.tags["poolform:lineage"]) for o in found)
+    groups = [h for h in held if h in {(made[0].address, lineage), (made[1].address, lineage)}]
+    assert set(groups) == {(made[0].address, lineage), (made[1].address, lineage)}
+    assert (made[0].address, "another-lineage") in held  # the same address, another state
+    assert all(address != made[2].address for address, _ in held)  # not asked for
