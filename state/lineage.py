@@ -50,8 +50,9 @@ class ForeignState(StateError):
             + f", but the provider holds {shown} under lineage "
             f"{', '.join(foreign)}: the state is another configuration's, or replaces a lost "
             "one, and planning over it would create these resources a second time. Use the "
-            "state of lineage " + foreign[0] + " (restore it, or `poolform state migrate` it "
-            "here), or `poolform import` the resources into this one"
+            "state of lineage " + foreign[0] + " (restore it from a backup, or `poolform "
+            "state migrate` it here); if it is lost for good, `state push --force` a state "
+            "of that lineage and `poolform import` each resource the next plan names"
         )
 
 
