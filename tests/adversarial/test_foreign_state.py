@@ -6,6 +6,7 @@ everything" a second time."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -86,3 +87,26 @@ def test_a_new_configuration_plans_without_a_cloud_being_made(pf: Pf, quick: Pat
     result = pf("plan", quick)
     assert result.returncode == 0, result.stderr
     assert not (quick / ".poolform").exists()
+
+
+def test_a_lost_state_is_recovered_the_way_the_refusal_says(pf: Pf, quick: Path) -> None:
+    original = applied(pf, quick)
+    pulled = json.loads(pf("state", "pull", "--chdir", quick).stdout)
+    for path in (quick / ".poolform").glob("state.db*"):
+        path.unlink()
+    refused = pf("plan", quick)
+    assert refused.returncode == 1 and "state push --force" in refused.stderr
+
+    # A state of that lineage, with no records: what the message says to push.
+    adopted = quick.parent / "adopt.json"
+    adopted.write_text(json.dumps({**pulled, "resources": [], "intents": []}))
+    pushed = pf("state", "push", adopted, "--force", "--chdir", quick)
+    assert pushed.returncode == 0, pushed.stderr
+    assert lineage_of(pf, quick) == original
+    named = pf("plan", quick)
+    imports = re.findall(r"poolform import (\S+) (\S+)", named.stdout + named.stderr)
+    assert len(imports) == len(pulled["resources"]), named.stdout + named.stderr
+    for address, provider_id in imports:
+        taken = pf("import", address, provider_id, "--chdir", quick)
+        assert taken.returncode == 0, taken.stderr
+    assert pf("plan", quick, "--detailed-exitcode").returncode == 0
