@@ -121,3 +121,28 @@ def test_a_bom_or_crlf_file_means_the_same(pf: Pf, quick: Path, transform) -> No
     result = pf("plan", quick, "--detailed-exitcode")
     assert result.returncode == 2, result.stderr  # changes: the same eight creates
     assert "8 to create" in result.stdout or "8 to add" in result.stdout, result.stdout[-400:]
+
+
+@pytest.mark.parametrize(
+    "target",
+    [
+        "",
+        "resource_pool.",
+        "resource_pool.*",
+        "*",
+        "resource_pool.team-quota.x",
+        "../x",
+        "resource_pool.team-quota\n",
+        "RESOURCE_POOL.TEAM-QUOTA",
+        "resource_pool.team-quota#obj",
+    ],
+)
+def test_a_target_that_is_not_a_whole_address_selects_nothing(
+    pf: Pf, quick: Path, target: str
+) -> None:
+    result = pf("plan", quick, "--target", target)
+    assert result.returncode == 1
+    assert "matches no resource" in result.stderr and "internal error" not in result.stderr
+    if "\n" in target:
+        assert "team-quota\\n matches" in result.stderr  # shown escaped, on one line
+    assert not (quick / ".poolform").exists()
