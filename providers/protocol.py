@@ -103,6 +103,13 @@ class Provider(Protocol):
         """Everything tagged with this state's lineage, in a few paginated calls."""
         ...
 
+    def list_at(self, addresses: Sequence[str]) -> builtins.list[Observed]:
+        """Every poolform-tagged object at these addresses, whatever lineage it carries (the
+        lineage check: state/lineage.py), in a few batched calls, never one per address.
+        Only `address` and `tags` need be filled in. Control-plane objects a cloud keeps in
+        the state backend belong to that state and are not listed."""
+        ...
+
     def read(self, refs: Sequence[ResourceRef]) -> builtins.list[Observed]:
         """Only these resources, by id, batched (a saved plan's apply re-reads what it touches).
         A ref that no longer exists is simply absent from the result."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import re
 from typing import Any
 
 from state.errors import StateError
@@ -70,10 +71,20 @@ def _refuse_constant(name: str) -> None:
     raise ValueError(f"{name} is not a JSON number")
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"the key {key!r} appears twice in one object")
+        seen.add(key)
+    return dict(pairs)
+
+
 def parse_document(text: str, where: str) -> Any:
-    """JSON text -> value; StateError for invalid JSON, NaN/Infinity or absurd nesting."""
+    """JSON text -> value; StateError for invalid JSON, NaN/Infinity, a key given twice in one
+    object (which of the two counts is up to the reader) or absurd nesting."""
     try:
-        value = json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant, object_pairs_hook=_unique_keys)
     except RecursionError:
         raise StateError(f"{where}: nested deeper than {MAX_DEPTH} levels") from None
     except ValueError as exc:
@@ -112,6 +123,11 @@ def _count(doc: dict[str, Any], key: str, where: str, upper: int) -> int:
     return value
 
 
+# Dotted segments: `cluster.main`, `machine_pool.gpu.machine_type.cpu`. A pushed record whose
+# address is not one (`../x`, `a..b`) would be planned for deletion as undeclared.
+_ADDRESS = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+")
+
+
 def record_from_dict(doc: Any, where: str = "resource") -> ResourceRecord:
     if not isinstance(doc, dict):
         raise StateError(f"{where}: expected an object")
@@ -134,6 +150,8 @@ def record_from_dict(doc: Any, where: str = "resource") -> ResourceRecord:
     if not 0 <= schema_version < 2**31:
         raise StateError(f"{where}: schema_version {schema_version} is out of range")
     resource_type = _require(doc, "resource_type" if "resource_type" in doc else "kind", str, where)
+    if not _ADDRESS.fullmatch(address) or resource_type not in address.split(".")[:-1]:
+        raise StateError(f"{where}: not the address of a {resource_type!r} (TYPE.NAME, dotted)")
     record = ResourceRecord(
         address=address,
         resource_type=check_text(resource_type, f"{where} resource_type"),

@@ -33,18 +33,26 @@ class Tagged(Protocol):
 class ForeignState(StateError):
     """The provider holds this configuration's resources under another lineage."""
 
-    def __init__(self, lineage: str, foreign: list[str], addresses: list[str]) -> None:
+    def __init__(
+        self, lineage: str, foreign: list[str], addresses: list[str], *, new: bool = False
+    ) -> None:
         self.lineage = lineage
         self.foreign = foreign
         shown = ", ".join(addresses[:5]) + (
             f" and {len(addresses) - 5} more" if len(addresses) > 5 else ""
         )
         super().__init__(
-            f"this state has lineage {lineage}, but the provider holds {shown} under lineage "
+            (
+                "there is no state here yet (a new one would have lineage " + lineage + ")"
+                if new
+                else f"this state has lineage {lineage}"
+            )
+            + f", but the provider holds {shown} under lineage "
             f"{', '.join(foreign)}: the state is another configuration's, or replaces a lost "
             "one, and planning over it would create these resources a second time. Use the "
-            "state of lineage " + foreign[0] + " (restore it, or `poolform state migrate` it "
-            "here), or `poolform import` the resources into this one"
+            "state of lineage " + foreign[0] + " (restore it from a backup, or `poolform "
+            "state migrate` it here); if it is lost for good, `state push --force` a state "
+            "of that lineage and `poolform import` each resource the next plan names"
         )
 
 
@@ -76,4 +84,5 @@ def check_lineage(
     found = _foreign(snapshot, observed, addresses)
     if found:
         held = sorted(set().union(*found.values()))
-        raise ForeignState(snapshot.lineage, sorted(found), held)
+        new = snapshot.serial == 0 and not snapshot.resources and not snapshot.intents
+        raise ForeignState(snapshot.lineage, sorted(found), held, new=new)

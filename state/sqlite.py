@@ -101,7 +101,7 @@ class SqliteStore:
         self._conn: sqlite3.Connection | None = None
         self._fresh: FreshState | None = None
         self.lock_row: LockInfo | None = None  # the holder the lock table names, when locked
-        if self.path.exists():
+        if self.path.exists() or self.path.is_symlink():
             self._conn = self._open_existing()
 
     @property
@@ -112,6 +112,14 @@ class SqliteStore:
 
     def _open_existing(self) -> sqlite3.Connection:
         where = str(self.path)
+        if self.path.is_symlink() and not self.path.exists():
+            # Never a new state: the database it pointed at is elsewhere (an unmounted volume,
+            # a moved directory), and a new one would create every resource again.
+            raise StateError(
+                f"the state path {where} is a symbolic link to {os.readlink(self.path)}, which "
+                "does not exist (or loops): restore what it points at, or remove the link only "
+                "if nothing was ever applied from here"
+            )
         if self.path.is_dir():
             raise StateError(f"the state path {where} is a directory, not a database file")
         try:

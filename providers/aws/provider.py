@@ -115,6 +115,20 @@ class AwsProvider:
         ]
         return _sorted(observed)
 
+    def list_at(self, addresses: Sequence[str]) -> builtins.list[Observed]:
+        found = [
+            Observed(
+                tags.get(TAG_ADDRESS, ""),
+                resource_type_of(tags.get(TAG_ADDRESS, "")),
+                {kind: str(item.get("AutoScalingGroupName") or item.get("LaunchTemplateId"))},
+                {},
+                tags,
+            )
+            for kind, item in self.reader.tagged_at(addresses)
+            if (tags := tags_of(item.get("Tags")))
+        ]
+        return _sorted(found)
+
     def read(self, refs: Sequence[ResourceRef]) -> builtins.list[Observed]:
         control = [r for r in refs if r.resource_type in CONTROL_PLANE_TYPES]
         cloud = [r.provider_ids for r in refs if r.resource_type not in CONTROL_PLANE_TYPES]

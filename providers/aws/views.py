@@ -27,6 +27,7 @@ from .template import Defaults, template_view
 
 GROUP_PAGE = 100  # the API's maximum MaxRecords for describe_auto_scaling_groups
 TEMPLATE_PAGE = 200  # the API's maximum MaxResults for the launch template calls
+ADDRESS_FILTER_VALUES = 100  # addresses per tag filter (EC2 accepts 200 values a filter)
 PER_TEMPLATE_READS = 3
 # On a group whose zones were not declared: the zones poolform chose, comma-separated, or
 # ZONES_BY_SUBNETS when the settings' subnets place it. Not propagated to instances.
@@ -134,6 +135,31 @@ class Reader:
         )
         with translate():
             return [g for page in pages for g in page["AutoScalingGroups"] if _alive(g)]
+
+    def tagged_at(self, addresses: Sequence[str]) -> list[tuple[str, dict[str, Any]]]:
+        """Groups and launch templates tagged with one of these addresses, whatever their
+        lineage, as (kind, resource): one paginated call per kind per 100 addresses."""
+        found: list[tuple[str, dict[str, Any]]] = []
+        wanted = sorted(set(addresses))
+        for start in range(0, len(wanted), ADDRESS_FILTER_VALUES):
+            chunk = [
+                {
+                    "Name": f"tag:{TAG_ADDRESS}",
+                    "Values": wanted[start : start + ADDRESS_FILTER_VALUES],
+                }
+            ]
+            groups = self.autoscaling.get_paginator("describe_auto_scaling_groups").paginate(
+                Filters=chunk, PaginationConfig={"PageSize": GROUP_PAGE}
+            )
+            templates = self.ec2.get_paginator("describe_launch_templates").paginate(
+                Filters=chunk, PaginationConfig={"PageSize": TEMPLATE_PAGE}
+            )
+            with translate():
+                found.extend(
+                    ("group", g) for page in groups for g in page["AutoScalingGroups"] if _alive(g)
+                )
+                found.extend(("template", t) for page in templates for t in page["LaunchTemplates"])
+        return found
 
     def groups_by_name(self, names: Sequence[str]) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []

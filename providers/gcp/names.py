@@ -43,6 +43,12 @@ def name_filter(lineage: str) -> str:
     return f'name eq "{lineage_prefix(lineage)}.*"'
 
 
+def address_filter(addresses: list[str]) -> str:
+    """A Compute list filter matching every name made for these addresses, in any lineage."""
+    hashes = "|".join(sorted({_hash(a, 6) for a in addresses}))
+    return f'name eq "pf-[0-9a-f]{{8}}-.*-({hashes})-[0-9a-f]{{6}}"'
+
+
 def label_filter(lineage: str) -> str:
     return f'labels.{LABEL_LINEAGE} = "{label_value(lineage)}"'
 

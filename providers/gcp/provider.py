@@ -24,6 +24,7 @@ from providers.catalog import CATALOG
 from providers.control_plane import StoredControlPlane
 from providers.ownership import check_importable
 from providers.protocol import (
+    TAG_ADDRESS,
     TAG_LINEAGE,
     ErrorKind,
     Observed,
@@ -38,7 +39,7 @@ from .clients import Clients, OperationWaiter
 from .compute import Compute
 from .errors import Boundary
 from .groups import Groups
-from .names import label_filter, name_filter
+from .names import address_filter, label_filter, name_filter, parse_description, tags_of
 from .observe import assemble, snapshot_lineage, snapshot_names
 from .settings import GcpSettings
 
@@ -78,6 +79,26 @@ class GcpProvider:
         forgotten = self.control.forgotten()  # groups cannot be re-tagged: `forget` notes them
         found = [o for o in found if not forgotten & set(o.provider_ids.values())]
         return _sorted(found + self.control.list(lineage))
+
+    def list_at(self, addresses: Sequence[str]) -> builtins.list[Observed]:
+        wanted = sorted(set(addresses))
+        found: builtins.list[Observed] = []
+        with self.boundary.about(None):
+            for start in range(0, len(wanted), 50):  # names a filter's alternation holds
+                where = address_filter(wanted[start : start + 50])
+                for kind, items in (
+                    ("group", self.compute.list_groups(where)),
+                    ("template", self.compute.list_templates(where)),
+                ):
+                    for item in items:
+                        tags = tags_of(parse_description(item.get("description")))
+                        address = tags.get(TAG_ADDRESS, "")
+                        if address in wanted:
+                            shape = "worker_pool" if address.startswith("worker_pool.") else ""
+                            ids = {kind: str(item["name"])}
+                            found.append(Observed(address, shape or "machine_type", ids, {}, tags))
+        forgotten = self.control.forgotten() if found else set()  # `state rm` let these go
+        return _sorted([o for o in found if not forgotten & set(o.provider_ids.values())])
 
     def read(self, refs: Sequence[ResourceRef]) -> builtins.list[Observed]:
         control = [r for r in refs if r.resource_type in CONTROL_PLANE_TYPES]

@@ -33,7 +33,7 @@ from . import claims
 from .fleet import Fleet, not_found
 from .settings import Knobs
 from .store import GROUPS_WITH_COUNTS, LocalCloud, dumps, new_id
-from .views import list_lineage, observe_object, read_refs
+from .views import list_at_addresses, list_lineage, observe_object, read_refs
 
 Event = dict[str, Any]
 
@@ -76,6 +76,10 @@ class LocalProvider:
                     groups = rows.fetchall()
             with self.cloud.read() as conn:
                 return list_lineage(conn, lineage, groups)
+
+    def list_at(self, addresses: Sequence[str]) -> builtins.list[Observed]:
+        with self._call(None), self.cloud.read() as conn:
+            return list_at_addresses(conn, addresses)
 
     def read(self, refs: Sequence[ResourceRef]) -> builtins.list[Observed]:
         with self._call(None):

@@ -127,13 +127,18 @@ class LocalCloud:
         self._local = threading.local()
         self._opened: list[sqlite3.Connection] = []
         self._opened_lock = threading.Lock()
-        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        self.workers_dir.mkdir(mode=0o700, exist_ok=True)
-        if not self.path.exists():
-            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
-        with contextlib.closing(self._open()) as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.executescript(_SCHEMA)
+        try:
+            self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            self.workers_dir.mkdir(mode=0o700, exist_ok=True)
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+            with contextlib.closing(self._open()) as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as error:  # a full disk, a read-only directory
+            raise ProviderError(
+                ErrorKind.PERMANENT, f"cannot open the local cloud in {self.state_dir}: {error}"
+            ) from None
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 os.chmod(f"{self.path}{suffix}", 0o600)

@@ -105,6 +105,26 @@ def list_lineage(
     return sorted(result, key=lambda o: (o.address, sorted(o.provider_ids.items())))
 
 
+def list_at_addresses(conn: sqlite3.Connection, addresses: Sequence[str]) -> list[Observed]:
+    """Every tagged row at these addresses, whatever its lineage (a forgotten one has none):
+    only address, type, ids and tags, one query per table."""
+    found: list[Observed] = []
+    wanted = sorted(set(addresses))
+    for table, kind in (("groups", None), ("templates", "machine_type"), ("objects", None)):
+        for start in range(0, len(wanted), 500):  # SQLite's bound on parameters
+            chunk = wanted[start : start + 500]
+            query = (
+                f"SELECT id, address, {'resource_type' if kind is None else '?'} AS type, tags"
+                f" FROM {table} WHERE lineage != '' AND address IN ({', '.join('?' * len(chunk))})"
+            )
+            params = ([] if kind is None else [kind]) + chunk
+            found.extend(
+                Observed(r["address"], r["type"], {table[:-1]: r["id"]}, {}, json.loads(r["tags"]))
+                for r in conn.execute(query, params)
+            )
+    return sorted(found, key=lambda o: (o.address, sorted(o.provider_ids.items())))
+
+
 def read_refs(conn: sqlite3.Connection, refs: Sequence[ResourceRef]) -> list[Observed]:
     """These resources only, by id: one query per table, whatever the count."""
     group_ids = [r.provider_ids["group"] for r in refs if "group" in r.provider_ids]

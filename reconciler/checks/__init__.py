@@ -18,6 +18,7 @@ from reconciler.checks.instances import (
     worker_pool_instance_types,
 )
 from reconciler.checks.names import reference_cycles, references_exist, unique_names
+from reconciler.checks.secrets import env_only_where_read
 from reconciler.checks.settings import provider_settings_accepted, state_backend_available
 from reconciler.checks.uniqueness import (
     group_order_unique,
@@ -52,6 +53,7 @@ CHECKS: tuple[Check, ...] = (
     provider_settings_accepted,
     state_backend_available,
     risky_but_legal,
+    env_only_where_read,
 )
 
 __all__ = ["CHECKS", "check_configuration", "load_configuration", "load_file"]

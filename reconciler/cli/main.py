@@ -6,6 +6,7 @@ place (reconciler/cli/common.py). Terraform's spellings are rewritten before par
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -13,7 +14,7 @@ import click
 
 from reconciler.cli.about_commands import completion, version
 from reconciler.cli.apply_commands import apply, destroy
-from reconciler.cli.common import EXIT_OK, exit_code_for
+from reconciler.cli.common import EXIT_INTERRUPTED, EXIT_OK, exit_code_for
 from reconciler.cli.config_commands import effective, fmt, schema, validate
 from reconciler.cli.drift_commands import drift
 from reconciler.cli.global_options import everywhere
@@ -80,7 +81,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def entrypoint() -> None:
-    sys.exit(main())
+    try:
+        code = main()
+    except KeyboardInterrupt:  # a second Ctrl-C while the first one was being reported
+        code = EXIT_INTERRUPTED
+    finally:
+        # The run is over and reported: a Ctrl-C now (while the interpreter joins threads and
+        # closes files) would make it die by SIGINT, with no message.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

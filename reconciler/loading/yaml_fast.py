@@ -65,6 +65,12 @@ def _ambiguous(text: str) -> bool:
     return any(_AMBIGUOUS.match(text, m.start()) for m in _CANDIDATE.finditer(text))
 
 
+MAX_SIMPLE_KEY = 1024
+# A line whose key (before `: ` or a final `:`) is longer than a simple key may be; anchored at
+# line starts and linear, whatever the length of a line without one.
+_LONG_KEY = re.compile(rb"^[ \t-]*[^\n:]{1025,}:(?:[ \t]|$)", re.MULTILINE)
+
+
 class _Disagreement(Exception):
     pass
 
@@ -109,6 +115,8 @@ def fast_parse(raw: bytes) -> list[Any] | None:
         return None
     if (b"!" in raw or b"&" in raw or b"*" in raw) and _DECORATION.search(raw):
         return None
+    if len(raw) > MAX_SIMPLE_KEY and _LONG_KEY.search(raw):
+        return None  # YAML bounds a simple key to 1024 characters; rapidyaml does not
     stripped = raw.lstrip()
     if not stripped or stripped.startswith(b"%"):
         return None

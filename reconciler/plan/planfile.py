@@ -109,6 +109,8 @@ def read_plan(path: Path) -> SavedPlan:
         envelope = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise PoolformError(f"{path} is not a readable plan file: {exc}") from None
+    except RecursionError:  # nesting no plan has: a hostile or damaged file
+        raise PoolformError(f"{path} is not a readable plan file: nested too deeply") from None
     if not isinstance(envelope, dict) or envelope.get("kind") != MAGIC:
         raise PoolformError(
             f"{path} is not a poolform plan file", hint="create one with `poolform plan -out FILE`"
@@ -140,7 +142,8 @@ def read_plan(path: Path) -> SavedPlan:
             label=_text_or_none(envelope.get("label")),
             commit=_text_or_none(envelope.get("commit")),
         )
-    except (KeyError, TypeError, ValueError, AssertionError) as exc:
+    except (KeyError, TypeError, ValueError, AssertionError, AttributeError) as exc:
+        # AttributeError: a part of the wrong shape (a string or null where a change is)
         raise PoolformError(f"{path} is not a valid plan: {exc}") from None
 
 

@@ -31,10 +31,12 @@ from reconciler.usecases.common import (
     Confirm,
     EventSink,
     confirmed,
+    created_addresses,
     environment_values,
     ignore,
     load_directory,
     refuse_emptied,
+    refuse_foreign_state,
 )
 from reconciler.workspace import hold_lock, open_provider, open_state, secret_salt
 from state import HistoryEntry, StateBackend, StateSnapshot, default_who
@@ -165,7 +167,7 @@ def _apply(
     configuration: Configuration, options: PlanOptions, saved: SavedPlan | None, how: _How
 ) -> AppliedPlan:
     backend = open_state(configuration)
-    provider = open_provider(configuration, backend)
+    provider: Provider | None = None
     try:
         with hold_lock(
             backend, "destroy" if options.destroy else "apply", how.lock_timeout, configuration
@@ -178,12 +180,23 @@ def _apply(
                 check_saved_origin(
                     saved.plan, configuration.digest, snapshot.lineage, snapshot.serial
                 )
+            # Opened only now: a stale or foreign saved plan is refused before a provider
+            # exists (the local one makes its cloud's files when opened).
+            provider = open_provider(configuration, backend)
             refreshed = _refreshed(provider, snapshot, salt, options, saved, how)
             plan = make_plan(configuration, refreshed, options, salt=salt, environment=environment)
             if saved is not None:
                 check_saved_plan(
                     saved.plan, configuration.digest, snapshot.lineage, snapshot.serial, plan
                 )
+            refuse_foreign_state(
+                configuration,
+                snapshot,
+                created_addresses(plan),
+                provider,
+                retry=how.retry,
+                clock=how.clock,
+            )
             how.on_plan(plan)
             if not plan.has_changes:
                 return AppliedPlan(plan, None)
@@ -205,7 +218,8 @@ def _apply(
             )
             _record_history(backend, plan, result, how.clock)
     finally:
-        provider.close()
+        if provider is not None:
+            provider.close()
         backend.close()
     return AppliedPlan(plan, result)
 

@@ -3,18 +3,21 @@ that hold before anything is planned, and the provider opened for one refresh.""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from providers.retry import Clock, RetryPolicy
+from providers.protocol import Provider
+from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.checks import load_configuration
 from reconciler.drift.refresh import Refresh, refresh_all, refresh_observed
 from reconciler.errors import Cancelled, PoolformError
 from reconciler.loading import Configuration, NothingDeclared
+from reconciler.plan import Action, Plan
 from reconciler.plan.expand import environment_names
-from reconciler.workspace import nothing_carries, open_provider
+from reconciler.workspace import nothing_carries, open_provider, state_path
 from state import StateSnapshot
+from state.lineage import check_lineage
 
 Confirm = Callable[[str], bool]  # asked "apply these changes" and the like; True goes on
 EventSink = Callable[[dict[str, Any]], None]  # apply progress: the `apply --json` events
@@ -85,3 +88,43 @@ def refresh_with_provider(
         return refresh_all(provider, snapshot, salt, retry, clock)
     finally:
         provider.close()
+
+
+def created_addresses(plan: Plan) -> set[str]:
+    """The addresses a plan creates something at: where a foreign state would duplicate."""
+    return {c.address for c in plan.changes if c.action is Action.CREATE}
+
+
+def refuse_foreign_state(
+    configuration: Configuration,
+    snapshot: StateSnapshot,
+    addresses: Collection[str],
+    provider: Provider | None = None,
+    *,
+    retry: RetryPolicy | None = None,
+    clock: Clock = SYSTEM_CLOCK,
+) -> None:
+    """Refuse (``state.lineage.ForeignState``, naming both lineages) a state whose lineage is
+    not the one the provider's poolform objects at `addresses` carry: the addresses this
+    state would create something at (plan, apply) or misses a recorded resource at (drift).
+    One batched provider call, and none at all when there is no such address (a steady
+    state's plan) or no cloud that could hold anything (a local cloud never made)."""
+    if not addresses:
+        return
+    if provider is None:
+        if (
+            configuration.cluster.provider == "local"
+            and not (state_path(configuration).parent / "local-cloud.db").is_file()
+        ):
+            return
+        opened = open_provider(configuration)
+        try:
+            refuse_foreign_state(
+                configuration, snapshot, addresses, opened, retry=retry, clock=clock
+            )
+        finally:
+            opened.close()
+        return
+    wanted = sorted(addresses)
+    observed = (retry or RetryPolicy()).call(lambda: provider.list_at(wanted), sleep=clock.sleep)
+    check_lineage(snapshot, observed, wanted)

@@ -18,6 +18,7 @@ from reconciler.usecases.common import (
     ignore,
     load_directory,
     refresh_with_provider,
+    refuse_foreign_state,
 )
 from reconciler.workspace import hold_lock, open_provider, open_state, read_state, secret_salt
 
@@ -51,9 +52,16 @@ def detect_drift(
             "apply recorded with the cloud",
         )
     salt = secret_salt(configuration, snapshot.lineage)
-    return refresh_with_provider(
+    report = refresh_with_provider(
         configuration, snapshot, salt, retry or RetryPolicy(), clock
     ).report
+    refuse_foreign_state(configuration, snapshot, _missing(report), retry=retry, clock=clock)
+    return report
+
+
+def _missing(report: DriftReport) -> set[str]:
+    """Recorded resources the provider no longer has under this state's lineage."""
+    return {d.address for d in report.drifted if d.status is DriftStatus.DELETED}
 
 
 def accept_drift(
@@ -76,6 +84,9 @@ def accept_drift(
             snapshot = backend.read()
             salt = secret_salt(configuration, snapshot.lineage)
             report = refresh_all(provider, snapshot, salt, retry or RetryPolicy(), clock).report
+            refuse_foreign_state(
+                configuration, snapshot, _missing(report), provider, retry=retry, clock=clock
+            )
             on_report(report)
             if not report.drifted:
                 return AcceptedDrift(report, 0)

@@ -14,10 +14,12 @@ from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.plan.planfile import SavedPlan, read_plan, write_plan
 from reconciler.plan.reread import Reread, plan_rereads
 from reconciler.usecases.common import (
+    created_addresses,
     environment_values,
     load_directory,
     refresh_with_provider,
     refuse_emptied,
+    refuse_foreign_state,
 )
 from reconciler.workspace import pin_state, read_state, secret_salt
 
@@ -59,6 +61,10 @@ def plan_configuration(
     with collector_paused(keep=True):
         plan = make_plan(configuration, refreshed, options, salt=salt, environment=environment)
         rereads = plan_rereads(plan, snapshot, refresh.refreshed.found, salt) if refresh else None
+    if refresh:  # (a provider call: outside the paused collector)
+        refuse_foreign_state(
+            configuration, snapshot, created_addresses(plan), retry=retry, clock=clock
+        )
     return PlannedConfiguration(plan, directory, rereads, configuration)
 
 

@@ -1,0 +1,18 @@
+"""The `poolform` command's entry point. It imports nothing of poolform before Ctrl-C is
+handled: a Ctrl-C while the command is still starting ends it with exit 130 and
+"interrupted", as at any later moment, never with a traceback of the imports."""
+
+from __future__ import annotations
+
+import sys
+
+EXIT_INTERRUPTED = 130  # as reconciler/cli/common.py: 128 + SIGINT
+
+
+def entrypoint() -> None:
+    try:
+        from reconciler.cli.main import entrypoint as run
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        sys.exit(EXIT_INTERRUPTED)
+    run()
