@@ -2,22 +2,21 @@
 
 * PostgreSQL: ``POOLFORM_TEST_PG_URL`` (``.ci/run`` starts one on 127.0.0.1). Without it the
   PostgreSQL tests are skipped with a message, except under ``CI=true``, where they fail.
-* S3: moto in server mode at ``POOLFORM_MOTO_ENDPOINT`` (``.ci/run`` starts it), else an
-  in-process moto server on a free port. The AWS tests reset that server between tests; these
-  take the same file lock shared (the AWS tests take it exclusively), so no reset ever lands in
-  the middle of one of them.
+* S3: moto in server mode over HTTP, one per test process, answering one request at a time
+  (see AtomicMotoServer). In one process the AWS tests' resets of moto land between tests,
+  never inside one: each test makes its bucket again.
 """
 
 from __future__ import annotations
 
 import contextlib
-import fcntl
-import hashlib
 import os
 import tempfile
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -57,21 +56,6 @@ def drop_schema(url: str, schema: str) -> None:
         conn.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
-@contextlib.contextmanager
-def shared_moto(endpoint: str) -> Iterator[None]:
-    """Hold the AWS tests' lock on a shared moto server, shared: see the module docstring."""
-    if not (os.environ.get("POOLFORM_MOTO_ENDPOINT") and os.environ.get("PYTEST_XDIST_WORKER")):
-        yield
-        return
-    digest = hashlib.sha256(endpoint.encode()).hexdigest()[:12]
-    with open(Path(tempfile.gettempdir()) / f"poolform-moto-{digest}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_SH)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def make_bucket(endpoint: str) -> None:
     import boto3
 
@@ -80,18 +64,50 @@ def make_bucket(endpoint: str) -> None:
         client.create_bucket(Bucket=BUCKET)
 
 
+class AtomicMotoServer:
+    """moto in server mode, over HTTP, answering one request at a time.
+
+    S3 makes a conditional PUT (``If-None-Match: *``, ``If-Match``) atomic: the lease and the
+    journal rely on it. moto checks the condition and then writes, with no lock between, so
+    two runners taking the lease at the same moment could both succeed (seen once in the
+    eight-runners test on a loaded machine). Serving one request at a time gives moto the
+    atomicity S3 has; the code under test is unchanged.
+    """
+
+    def __init__(self) -> None:
+        from moto.moto_server.werkzeug_app import (
+            DomainDispatcherApplication,
+            MotoRequestHandler,
+            create_backend_app,
+        )
+        from werkzeug.serving import make_server
+
+        app = DomainDispatcherApplication(create_backend_app)
+        one_at_a_time = threading.Lock()
+
+        def atomic(environ: Any, start_response: Any) -> list[bytes]:
+            with one_at_a_time:
+                return list(app(environ, start_response))
+
+        self._server = make_server(
+            "127.0.0.1", 0, atomic, threaded=True, request_handler=MotoRequestHandler
+        )
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        host, port = self._server.server_address[:2]
+        self.endpoint = f"http://{host!s}:{port}"
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._thread.join()
+
+
 @pytest.fixture(scope="session")
 def moto_s3() -> Iterator[str]:
-    shared = os.environ.get("POOLFORM_MOTO_ENDPOINT")
-    if shared:
-        yield shared.rstrip("/")
-        return
-    from moto.server import ThreadedMotoServer
-
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
+    """This process's own S3 (not the shared POOLFORM_MOTO_ENDPOINT, whose threads race on
+    conditional writes): see AtomicMotoServer."""
+    server = AtomicMotoServer()
+    yield server.endpoint
     server.stop()
 
 
@@ -101,9 +117,8 @@ def s3_endpoint(moto_s3: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     for name, value in FAKE_AWS.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
-    with shared_moto(moto_s3):
-        make_bucket(moto_s3)
-        yield moto_s3
+    make_bucket(moto_s3)
+    yield moto_s3
 
 
 class PrivatePostgres:
