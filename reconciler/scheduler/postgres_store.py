@@ -39,7 +39,15 @@ from reconciler.scheduler.postgres_tables import (
 from reconciler.scheduler.postgres_writes import Writes
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.sqlite_rows import COLUMNS, event_of, record_of, request_json
-from reconciler.scheduler.store import Committed, Ended, Event, JobRecord, NewJob, Started
+from reconciler.scheduler.store import (
+    Committed,
+    Ended,
+    Event,
+    JobRecord,
+    NewJob,
+    Started,
+    job_filter,
+)
 from state.postgres import _advisory_key, describe_dsn
 from state.postgres_schema import quoted_schema
 
@@ -181,17 +189,7 @@ class PostgresStore:
     def jobs(
         self, *, pool: str | None = None, status: Status | None = None, active: bool = False
     ) -> list[JobRecord]:
-        clauses: list[str] = []
-        args: list[Any] = []
-        if pool is not None:
-            clauses.append("pool = %s")
-            args.append(pool)
-        if status is not None:
-            clauses.append("status = %s")
-            args.append(status.value)
-        if active:
-            clauses.append("status IN ('queued', 'admitted', 'running')")
-        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        where, args = job_filter(pool, status, active, "%s")
         with self._txn(write=False) as conn:
             return self._select(conn, where, args)
 

@@ -21,7 +21,15 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.model import HOLDING, Decisions, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.sqlite_rows import COLUMNS, SCHEMA, event_of, record_of, request_json
-from reconciler.scheduler.store import Committed, Ended, Event, JobRecord, NewJob, Started
+from reconciler.scheduler.store import (
+    Committed,
+    Ended,
+    Event,
+    JobRecord,
+    NewJob,
+    Started,
+    job_filter,
+)
 
 BUSY_TIMEOUT_S = 30.0
 
@@ -89,17 +97,7 @@ class SqliteStore:
     def jobs(
         self, *, pool: str | None = None, status: Status | None = None, active: bool = False
     ) -> list[JobRecord]:
-        clauses: list[str] = []
-        args: list[Any] = []
-        if pool is not None:
-            clauses.append("pool = ?")
-            args.append(pool)
-        if status is not None:
-            clauses.append("status = ?")
-            args.append(status.value)
-        if active:
-            clauses.append("status IN ('queued', 'admitted', 'running')")
-        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        where, args = job_filter(pool, status, active, "?")
         with self._txn("DEFERRED") as conn:
             return self._select(conn, where, args)
 

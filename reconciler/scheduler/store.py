@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.model import Decisions, JobRequest, Status
@@ -161,3 +161,21 @@ class SchedulerStore(Protocol):
         ...
 
     def close(self) -> None: ...
+
+
+def job_filter(
+    pool: str | None, status: Status | None, active: bool, mark: str
+) -> tuple[str, list[Any]]:
+    """The WHERE clause (and its arguments) of ``SchedulerStore.jobs``, for a SQL store whose
+    placeholder is ``mark`` (``?`` in SQLite, ``%s`` in psycopg)."""
+    clauses: list[str] = []
+    args: list[Any] = []
+    if pool is not None:
+        clauses.append(f"pool = {mark}")
+        args.append(pool)
+    if status is not None:
+        clauses.append(f"status = {mark}")
+        args.append(status.value)
+    if active:
+        clauses.append("status IN ('queued', 'admitted', 'running')")
+    return ("WHERE " + " AND ".join(clauses)) if clauses else "", args
