@@ -41,7 +41,7 @@ class Lane(NamedTuple):
 
 # (order, job, lanes, shape, claimant): `shape` is shared by look-alike jobs (same pools,
 # policies and demand on every route).
-Waiting = tuple[tuple[bool, int, float, int], Queued, tuple[Lane, ...], int, bool]
+Waiting = tuple[tuple[int, int, float, int], Queued, tuple[Lane, ...], int, bool]
 
 # Victim searches that found nothing this cycle, per (pool, policy, non-preemptible, batch):
 # (priority, demand). Within a cycle usage only grows and candidates only leave, so a waiter
