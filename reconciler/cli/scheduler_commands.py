@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from reconciler.scheduler.store import JobRecord, SchedulerStore
     from state import StateSnapshot
 
+# Job ids are SQLite's and PostgreSQL's 64-bit integers: anything else names no job.
+JOB_ID = click.IntRange(1, 2**63 - 1)
 STATUSES = ("queued", "admitted", "running", "succeeded", "failed", "cancelled", "rejected")
 
 
@@ -107,8 +109,12 @@ def _echo_json(data: object) -> None:
 
 
 def _lines(lines: list[str]) -> None:
+    """Lines for a terminal: a subject or reason from input cannot break a line, move the
+    cursor or reorder the text (reconciler/printable.py)."""
+    from reconciler.printable import one_line
+
     for line in lines:
-        click.echo(line)
+        click.echo(one_line(line))
 
 
 def _ids(jobs: list[JobRecord]) -> str:
@@ -195,7 +201,7 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
 
 
 @jobs.command("show")
-@click.argument("job_id", type=int)
+@click.argument("job_id", type=JOB_ID)
 @json_option
 @dir_option
 def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
@@ -217,7 +223,7 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
 
 
 @jobs.command("cancel")
-@click.argument("job_ids", type=int, nargs=-1)
+@click.argument("job_ids", type=JOB_ID, nargs=-1)
 @click.option("--pool", help="Cancel every queued and running job of this pool.")
 @click.option("--grace", default="30s", show_default=True, help="SIGTERM, then SIGKILL after.")
 @dir_option
@@ -248,7 +254,7 @@ def jobs_cancel(
 
 
 @jobs.command("logs")
-@click.argument("job_id", type=int)
+@click.argument("job_id", type=JOB_ID)
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
 @dir_option
 def jobs_logs(job_id: int, follow: bool, directory: Path | None) -> None:

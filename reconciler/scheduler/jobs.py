@@ -3,6 +3,9 @@ SchedulerContext; they return data and raise PoolformError, and never print or e
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,11 +142,30 @@ def logs(
 
 
 def _read_from(path: Path | None, offset: int) -> bytes:
+    """Up to 1 MiB of the log from `offset`. The log is the job's own regular file: a symlink
+    (in its place or as its job directory) or any other kind of file is refused, never
+    followed, so `jobs logs` cannot be made to print a file outside the job's directory."""
     if path is None:
         return b""
+    if path.parent.is_symlink():
+        raise _not_a_log(path)
     try:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            return handle.read(1 << 20)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
         return b""
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _not_a_log(path) from None
+        raise PoolformError(f"cannot read the log {path}: {error.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _not_a_log(path)
+        handle.seek(offset)
+        return handle.read(1 << 20)
+
+
+def _not_a_log(path: Path) -> PoolformError:
+    return PoolformError(
+        f"{path} is not the job's own log file (a symlink or a special file); not reading it",
+        hint="the scheduler writes each job's output to a regular file in the job's directory",
+    )

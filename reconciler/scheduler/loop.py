@@ -190,7 +190,8 @@ class SchedulerLoop:
         )
         try:
             pid = self.executor.start(launch)
-        except OSError as error:
+        except (OSError, ValueError) as error:  # ValueError: an env the OS refuses (stored
+            # before job files were checked for it); the job fails, the loop goes on
             why = reason(ReasonCode.START_FAILED, error=str(error))
             failed = Ending(Status.FAILED, why, None, 0)
             if self.store.ended([Ended(job.id, job.attempt, failed)], self.clock()):
