@@ -61,13 +61,33 @@ def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
-def _duration(text: str) -> float:
-    from schemas.quantities import parse_duration
+class Duration(click.ParamType):
+    """`30s`, `1m30s`, or a bare number of seconds (`0`): never negative, NaN or infinite."""
 
-    try:
-        return float(parse_duration(text))
-    except ValueError as error:
-        raise click.BadParameter(str(error)) from None
+    name = "duration"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from schemas.quantities import parse_duration
+
+        if isinstance(value, float):
+            return value
+        text = str(value)
+        bare = text.strip().replace(".", "", 1).isdigit()
+        try:
+            return float(parse_duration(float(text) if bare else text))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+class Seconds(click.FloatRange):
+    """A FloatRange that also refuses NaN (every comparison with NaN is false, so a plain
+    range lets it through, and a loop sleeping NaN seconds never sleeps)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return number
 
 
 def _context(directory: Path | None, near: Path | None = None) -> SchedulerContext:
@@ -225,18 +245,19 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
 @jobs.command("cancel")
 @click.argument("job_ids", type=JOB_ID, nargs=-1)
 @click.option("--pool", help="Cancel every queued and running job of this pool.")
-@click.option("--grace", default="30s", show_default=True, help="SIGTERM, then SIGKILL after.")
+@click.option(
+    "--grace", type=Duration(), default="30s", show_default=True, help="SIGTERM, then SIGKILL after."
+)
 @dir_option
 def jobs_cancel(
-    job_ids: tuple[int, ...], pool: str | None, grace: str, directory: Path | None
+    job_ids: tuple[int, ...], pool: str | None, grace: float, directory: Path | None
 ) -> None:
     """Cancel jobs: queued ones at once; running ones get SIGTERM, then SIGKILL after --grace."""
     from reconciler.scheduler import jobs as usecases
 
-    seconds = _duration(grace)
     ctx = _context(directory)
     try:
-        changed = usecases.cancel(ctx, list(job_ids), pool, seconds)
+        changed = usecases.cancel(ctx, list(job_ids), pool, grace)
     finally:
         ctx.close()
     if not changed:
@@ -315,13 +336,14 @@ def scheduler() -> None:
 @click.option("--once", is_flag=True, help="Run one cycle and exit (jobs keep running).")
 @click.option(
     "--interval",
-    type=click.FloatRange(0.01, 3600),
+    type=Seconds(0.01, 3600),
     default=1.0,
     show_default=True,
     help="Seconds between cycles.",
 )
 @click.option(
     "--grace",
+    type=Duration(),
     default="30s",
     show_default=True,
     help="Between SIGTERM and SIGKILL when preempting or cancelling.",
@@ -335,14 +357,14 @@ def scheduler() -> None:
 )
 @dir_option
 def scheduler_run(
-    once: bool, interval: float, grace: str, max_bypass: int, directory: Path | None
+    once: bool, interval: float, grace: float, max_bypass: int, directory: Path | None
 ) -> None:
     """Watch the applied pools and the queue; admit, start and preempt jobs. Stop with Ctrl-C
     or SIGTERM: running jobs keep running, and the next run finds them."""
     from reconciler.scheduler.leader import run_led
     from reconciler.scheduler.loop import LoopSettings
 
-    settings = LoopSettings(grace=_duration(grace), max_bypass=max_bypass)
+    settings = LoopSettings(grace=grace, max_bypass=max_bypass)
     stop = {"asked": False}
 
     def ask_stop(_signum: int, _frame: object) -> None:
