@@ -66,7 +66,9 @@ class Duration(click.ParamType):
 
     name = "duration"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
         from schemas.quantities import parse_duration
 
         if isinstance(value, float):
@@ -246,7 +248,11 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
 @click.argument("job_ids", type=JOB_ID, nargs=-1)
 @click.option("--pool", help="Cancel every queued and running job of this pool.")
 @click.option(
-    "--grace", type=Duration(), default="30s", show_default=True, help="SIGTERM, then SIGKILL after."
+    "--grace",
+    type=Duration(),
+    default="30s",
+    show_default=True,
+    help="SIGTERM, then SIGKILL after.",
 )
 @dir_option
 def jobs_cancel(
@@ -365,10 +371,11 @@ def scheduler_run(
     from reconciler.scheduler.loop import LoopSettings
 
     settings = LoopSettings(grace=grace, max_bypass=max_bypass)
-    stop = {"asked": False}
+    stop = {"asked": False, "interrupted": False}
 
-    def ask_stop(_signum: int, _frame: object) -> None:
+    def ask_stop(signum: int, _frame: object) -> None:
         stop["asked"] = True
+        stop["interrupted"] |= signum == signal.SIGINT
 
     def nap(seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -397,6 +404,13 @@ def scheduler_run(
         for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
             signal.signal(signum, handler)
         ctx.close()
+    if stop["interrupted"]:
+        # Ctrl-C ends the run as it ends any command (exit 130, "interrupted"), after the
+        # cycle under way has finished and been recorded; SIGTERM is a service's normal stop.
+        click.echo(
+            "scheduler stopped; running jobs keep running and the next run finds them", err=True
+        )
+        raise KeyboardInterrupt
 
 
 def _report(report: CycleReport, always: bool) -> None:
