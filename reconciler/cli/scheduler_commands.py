@@ -55,6 +55,14 @@ def _configuration_dir(directory: Path | None, near: Path | None = None) -> Path
     return Path(".")
 
 
+def _named(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A pool or subject given on the command line is a name: an empty one (`--pool "$POOL"`
+    with POOL unset) must not fall back to the job file's pool or the default one."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty name; give one, or leave the option out")
+    return value
+
+
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(
         function
@@ -155,8 +163,12 @@ def jobs() -> None:
 
 @jobs.command("submit")
 @click.argument("job_file", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--pool", help="Run on this pool (overrides the job file).")
-@click.option("--subject", help="Account to this subject's policy (overrides the job file).")
+@click.option("--pool", callback=_named, help="Run on this pool (overrides the job file).")
+@click.option(
+    "--subject",
+    callback=_named,
+    help="Account to this subject's policy (overrides the job file).",
+)
 @click.option("--num-jobs", type=click.IntRange(1, 100_000), help="Submit N jobs, ranks 0..N-1.")
 @click.option("--priority", type=click.IntRange(-1_000_000, 1_000_000), help="Higher wins.")
 @click.option("--preemptible/--no-preemptible", default=None, help="Override the job file.")
@@ -199,7 +211,7 @@ def jobs_submit(
 
 
 @jobs.command("list")
-@click.option("--pool", help="Only jobs on this pool.")
+@click.option("--pool", callback=_named, help="Only jobs on this pool.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only jobs with this status.")
 @json_option
 @dir_option
@@ -246,7 +258,9 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
 
 @jobs.command("cancel")
 @click.argument("job_ids", type=JOB_ID, nargs=-1)
-@click.option("--pool", help="Cancel every queued and running job of this pool.")
+@click.option(
+    "--pool", callback=_named, help="Cancel every queued and running job of this pool."
+)
 @click.option(
     "--grace",
     type=Duration(),

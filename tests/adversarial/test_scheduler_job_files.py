@@ -11,6 +11,7 @@ import pytest
 
 from tests.adversarial.conftest import Pf
 from tests.adversarial.scheduler_setup import applied, job_file, listed, queue_digest, refused
+from tests.scheduler.scenario import statuses
 
 # (what the job file holds after `kind: Job` and `name: j`, the line:column and field the
 # error must name, a phrase of its message)
@@ -103,7 +104,8 @@ def test_a_hostile_job_file_is_refused_where_it_is_wrong_and_queues_nothing(
     before = queue_digest(directory)
     result = pf("jobs", "submit", path, "--pool", "seats", "--chdir", directory)
     refused(result, f"{path}:{where}", field, phrase)
-    assert queue_digest(directory) == before  # the queue database too: no job recorded
+    assert statuses(directory) == {}
+    assert queue_digest(directory) == before
 
 
 def test_a_run_no_exec_could_carry_is_refused_at_submit(pf: Pf, tmp_path: Path) -> None:
