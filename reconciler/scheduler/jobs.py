@@ -3,6 +3,7 @@ SchedulerContext; they return data and raise PoolformError, and never print or e
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 import stat
@@ -128,17 +129,21 @@ def logs(
     _get(ctx, job_id)
     path = ctx.executor.log_path(job_id)
     offset = 0
+    # Incremental: a character whose bytes straddle two reads is decoded whole.
+    text = codecs.getincrementaldecoder("utf-8")(errors="replace")
     while True:
         record = ctx.store.get(job_id)
         done = record is None or record.status in TERMINAL
         chunk = _read_from(path, offset)
         if chunk:
             offset += len(chunk)
-            yield chunk.decode(errors="replace")
-        if not follow or (done and not chunk):
+            yield text.decode(chunk)
+            continue  # read on to the end of what is written before stopping or waiting
+        if not follow or done:
+            if rest := text.decode(b"", final=True):
+                yield rest
             return
-        if not chunk:
-            sleep(poll)
+        sleep(poll)
 
 
 def _read_from(path: Path | None, offset: int) -> bytes:

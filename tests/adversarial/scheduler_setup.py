@@ -85,3 +85,21 @@ def refused(result: subprocess.CompletedProcess[str], *expected: str) -> str:
     for piece in expected:
         assert piece in result.stderr, (piece, result.stderr)
     return result.stderr
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies waiting to be reaped do not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def job_group(directory: Path, job: int, attempt: int = 1) -> int:
+    """The process group of a job's attempt (its wrapper's pid, as the wrapper wrote it)."""
+    pid = directory / ".poolform" / "jobs" / str(job) / f"attempt-{attempt}" / "claim" / "pid"
+    return int(pid.read_text().strip())
