@@ -69,7 +69,13 @@ def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
     )
 
 
-class Duration(click.ParamType):
+if TYPE_CHECKING:
+    _ParamType = click.ParamType[float, Any]  # generic only in click 8.2 and later
+else:
+    _ParamType = click.ParamType
+
+
+class Duration(_ParamType):
     """`30s`, `1m30s`, or a bare number of seconds (`0`): never negative, NaN or infinite."""
 
     name = "duration"
@@ -258,9 +264,7 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
 
 @jobs.command("cancel")
 @click.argument("job_ids", type=JOB_ID, nargs=-1)
-@click.option(
-    "--pool", callback=_named, help="Cancel every queued and running job of this pool."
-)
+@click.option("--pool", callback=_named, help="Cancel every queued and running job of this pool.")
 @click.option(
     "--grace",
     type=Duration(),

@@ -152,9 +152,7 @@ def test_a_job_file_that_is_not_a_file_is_refused_without_reading_forever(
     assert listed(directory) == []
 
 
-def test_a_subject_with_bidi_overrides_is_shown_escaped_everywhere(
-    pf: Pf, tmp_path: Path
-) -> None:
+def test_a_subject_with_bidi_overrides_is_shown_escaped_everywhere(pf: Pf, tmp_path: Path) -> None:
     """A subject is free text: the rejection names it, `jobs list` shows it and `--json`
     carries it, and none of them lets its RTL override reorder the terminal's line."""
     import json

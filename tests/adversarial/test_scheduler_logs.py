@@ -105,8 +105,7 @@ def test_a_100_mb_log_streams_whole(pf: Pf, tmp_path: Path) -> None:
     assert log.stat().st_size == 100_000_001
     result = subprocess.run(
         [*_command(), "jobs", "logs", "1", "--chdir", str(directory)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         timeout=120,
     )
     assert result.returncode == 0, result.stderr

@@ -57,7 +57,10 @@ SUBMIT_CASES = {
     "num_jobs_negative": (("--num-jobs", "-1"), "'--num-jobs': -1 is not in the range"),
     "num_jobs_billion": (("--num-jobs", "1000000000"), "'--num-jobs': 1000000000 is not in"),
     "num_jobs_nan": (("--num-jobs", "nan"), "'nan' is not a valid integer"),
-    "priority_10_30": (("--priority", str(10**30)), "'--priority': 1000000000000000000000000000000"),
+    "priority_10_30": (
+        ("--priority", str(10**30)),
+        "'--priority': 1000000000000000000000000000000",
+    ),
     "priority_float": (("--priority", "1e3"), "'1e3' is not a valid integer"),
     "empty_pool": (("--pool", ""), "pool"),
 }

@@ -100,7 +100,10 @@ def test_pools_status_with_no_state_says_so(pf: Pf, tmp_path: Path) -> None:
     directory = tmp_path / "fresh"
     shutil.copytree(applied(tmp_path), directory, ignore=shutil.ignore_patterns(".poolform"))
     text = pf("pools", "status", "--chdir", directory)
-    assert (text.returncode, text.stdout) == (0, "No pools are applied yet (poolform apply first).\n")
+    assert (text.returncode, text.stdout) == (
+        0,
+        "No pools are applied yet (poolform apply first).\n",
+    )
     data = pf("pools", "status", "--json", "--chdir", directory)
     assert json.loads(data.stdout) == {"pools": []}
     jsonschema.validate(json.loads(data.stdout), SCHEMA)
