@@ -110,7 +110,12 @@ def cancel(
         raise PoolformError("name the jobs to cancel, or a pool with --pool")
     wanted = [_get(ctx, job_id).id for job_id in job_ids]
     if pool is not None:
-        wanted += [job.id for job in ctx.store.jobs(pool=pool, active=True)]
+        of_pool = ctx.store.jobs(pool=pool)
+        if not of_pool and pool not in (applied := ctx.read_config().pools):
+            # A misspelt pool must not read as "nothing left to cancel".
+            known = ", ".join(sorted(applied)) or "none"
+            raise PoolformError(f"no pool named {pool} is applied (pools: {known})")
+        wanted += [job.id for job in of_pool if job.status not in TERMINAL]
     changed = ctx.store.cancel(sorted(set(wanted)), ctx.clock(), grace)
     for job in changed:
         if job.status in HOLDING and job.pid is not None:

@@ -117,3 +117,17 @@ def test_a_grace_of_zero_or_bare_seconds_is_a_duration(pf: Pf, tmp_path: Path) -
         assert result.returncode == 0, result.stderr
     result = pf("jobs", "list", "--json", "--chdir", directory)
     assert json.loads(result.stdout) == {"jobs": []}
+
+
+def test_cancel_of_a_misspelt_pool_is_an_error_not_nothing_to_cancel(pf: Pf, shared: Path) -> None:
+    before = queue_digest(shared)
+    refused(
+        pf("jobs", "cancel", "--pool", "seat", "--chdir", shared),
+        "no pool named seat is applied (pools: seats, w)",
+    )
+    assert statuses(shared) == {1: "queued"} and queue_digest(shared) == before
+    nothing = pf("jobs", "cancel", "--pool", "w", "--chdir", shared)
+    assert (nothing.returncode, nothing.stdout) == (
+        0,
+        "Nothing to cancel: the job(s) had already ended.\n",
+    )

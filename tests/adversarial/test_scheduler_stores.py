@@ -139,6 +139,7 @@ HOSTILE_SUBJECTS = [
 ]
 
 
+@pytest.mark.slow  # about 10 s: five rejections, a run, and every job shown
 def test_json_outputs_stay_valid_json_whatever_names_hold(pf: Pf, tmp_path: Path) -> None:
     directory = applied(tmp_path)
     for index, (subject, _) in enumerate(HOSTILE_SUBJECTS):
