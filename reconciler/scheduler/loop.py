@@ -50,6 +50,7 @@ class CycleReport:
     preempted: list[int] = field(default_factory=list)
     rejected: list[int] = field(default_factory=list)
     killed: list[int] = field(default_factory=list)
+    no_state: bool = False  # no applied state was found: nothing was decided
     queued: int = 0
     running: int = 0
     decisions: Decisions | None = None
@@ -135,6 +136,17 @@ class SchedulerLoop:
     def cycle(self) -> CycleReport:
         config = self.read_config()
         report = CycleReport(self.store.last_cycle() + 1, config.serial)
+        if config.serial == 0:
+            # No state at all (moved away, a volume not mounted): its absence is no apply that
+            # removed every pool, so nothing queued is rejected on it. Processes are still
+            # watched; deciding waits until state is back.
+            records = self.reconcile(report)
+            report.no_state = True
+            report.serial_moved = self.serial != 0  # said once, when state goes
+            self.serial = 0
+            report.queued = sum(1 for r in records if r.status is Status.QUEUED)
+            report.running = sum(1 for r in records if r.status in HOLDING)
+            return report
         report.serial_moved = self.serial is not None and self.serial != config.serial
         self.serial = config.serial
         records = self.reconcile(report)

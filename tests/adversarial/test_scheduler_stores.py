@@ -161,3 +161,31 @@ def test_json_outputs_stay_valid_json_whatever_names_hold(pf: Pf, tmp_path: Path
     jsonschema.validate(status, SCHEMA)
     text = ok("jobs", "list", "--chdir", directory)
     assert "\x1b" not in text and "\u202e" not in text
+
+
+def test_state_moved_away_under_the_scheduler_rejects_nothing(pf: Pf, tmp_path: Path) -> None:
+    """No state is not an apply that removed every pool: queued jobs stay queued until the
+    state is back, and are scheduled then."""
+    directory = applied(tmp_path)
+    gate = tmp_path / "gate"
+    job = job_file(
+        tmp_path,
+        "kind: Job\nname: j\npool: seats\nresources:\n  custom:\n    seat: 2\n"
+        f"run: while [ ! -e {gate} ]; do sleep 0.05; done\n",
+    )
+    ok("jobs", "submit", job, "--num-jobs", "2", "--chdir", directory)
+    ok("scheduler", "run", "--once", "--chdir", directory)
+    assert statuses(directory) == {1: "running", 2: "queued"}
+    state = directory / ".poolform"
+    names = [p.name for p in state.glob("state.db*")]  # with SQLite's WAL companions, if any
+    for name in names:
+        (state / name).rename(tmp_path / name)
+    gate.touch()
+    result = pf("scheduler", "run", "--once", "--chdir", directory)
+    assert result.returncode == 0 and "no applied state found" in result.stdout
+    cycle_until(directory, "job 1 ended", lambda: statuses(directory)[1] in TERMINAL)
+    assert statuses(directory) == {1: "succeeded", 2: "queued"}
+    for name in names:
+        (tmp_path / name).rename(state / name)
+    cycle_until(directory, "job 2 ended", lambda: statuses(directory)[2] in TERMINAL)
+    assert statuses(directory) == {1: "succeeded", 2: "succeeded"}
