@@ -77,6 +77,12 @@ HOSTILE = {
     "env_name_nul": ('envs:\n  "A\\0B": x\n', "4:3", "envs", "not an environment variable"),
     "env_value_nul": ('envs:\n  A: "x\\0y"\n', "4:6", "envs.A", "NUL character"),
     "duplicate_key": ("envs:\n  A: x\n  A: y\n", "5:3", "duplicate key 'A'", "line 4"),
+    "deep_nesting": (
+        "labels: " + "[" * 10_000 + "]" * 10_000 + "\n",
+        "3:",
+        "nesting deeper than 64 levels",
+        "yaml-depth",
+    ),
     "yaml_bomb": (
         'labels: &a {x: "1"}\nenvs: *a\n',
         "3:9",
