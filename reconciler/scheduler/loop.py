@@ -174,7 +174,8 @@ class SchedulerLoop:
         report.preempted = [job.id for job in committed.preempting]
         report.rejected = [r.job for r in decisions.rejects]
         report.queued = len(decisions.reasons)
-        report.running = sum(1 for r in records if r.status in HOLDING) + len(report.admitted)
+        # what holds capacity now: a job whose start failed holds none
+        report.running = sum(1 for r in records if r.status in HOLDING) + len(starts)
         report.decisions = decisions
         return report
 
