@@ -13,32 +13,66 @@ from pydantic import AfterValidator, Field, field_validator
 
 from schemas.accelerators import Accelerators, accelerator_count
 from schemas.base import NAME_PATTERN, Document, Strict
-from schemas.quantities import Quantity, parse_quantity
+from schemas.quantities import MAX_QUANTITY, Quantity, parse_quantity
 from schemas.resource_pool import RESOURCE_KEY, STANDARD_KEYS
 
 _WORKER_ONLY = ("setup", "workdir", "file_mounts", "storage_mounts")
 _AT_LEAST = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*\+\s*$")
+# The scheduler counts in thousandths (reconciler/scheduler/amounts.py): a smaller non-zero
+# amount would round to nothing and the job would run without what it asked for.
+_FINEST = 0.001
+# One argument or environment entry of an exec may hold at most this many bytes (Linux's
+# MAX_ARG_STRLEN, 32 pages); `run` is one argument of `bash -c`.
+_MAX_ARGUMENT_BYTES = 131_072 - 1
+# All of a job's envs together: well under the kernel's limit on an exec's arguments and
+# environment (a quarter of the 8 MiB default stack), leaving room for the scheduler's own.
+_MAX_ENVS_BYTES = 1 << 20
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _at_least(value: Any) -> Any:
-    """SkyPilot's `4+` (at least 4): any other string must be a quantity."""
-    if isinstance(value, str) and not _AT_LEAST.match(value):
-        parse_quantity(value)
+def _at_least(unit: str) -> Any:
+    """SkyPilot's `4+` (at least 4, in `unit`): the number must be a quantity too."""
+
+    def check(value: Any) -> Any:
+        if isinstance(value, str):
+            match = _AT_LEAST.match(value)
+            parse_quantity(match.group(1) + unit if match else value)
+        return value
+
+    return AfterValidator(check)
+
+
+def _countable(value: int | float) -> int | float:
+    if 0 < value < _FINEST:
+        raise ValueError(f"{value:g} is finer than the scheduler counts (0.001)")
     return value
 
 
-AtLeast = Annotated[Quantity | str, AfterValidator(_at_least)]
+Countable = Annotated[Quantity, AfterValidator(_countable)]
+AtLeastCores = Annotated[Quantity | str, _at_least("")]
+AtLeastGigabytes = Annotated[Quantity | str, _at_least("GB")]
+
+
+def _fits_one_argument(value: str, what: str) -> None:
+    size = len(value.encode("utf-8", "surrogatepass"))
+    if size > _MAX_ARGUMENT_BYTES:
+        raise ValueError(
+            f"{what} is {size:,} bytes; a process argument holds at most "
+            f"{_MAX_ARGUMENT_BYTES:,} (put a long script in a file the job runs)"
+        )
 
 
 class JobResources(Strict):
     accelerators: Accelerators = Field(
         None, description="`H100:1`, or alternatives such as {H100: 1, H200: 1}."
     )
-    gpu: Quantity | None = None
-    cpu: Quantity | None = None
-    cpus: AtLeast | None = None
-    memory: AtLeast | None = Field(None, description="Bytes (`8GB`, `16Gi`); SkyPilot's `32+`: GB.")
-    custom: dict[str, Quantity] = Field(
+    gpu: Countable | None = None
+    cpu: Countable | None = None
+    cpus: AtLeastCores | None = None
+    memory: AtLeastGigabytes | None = Field(
+        None, description="Bytes (`8GB`, `16Gi`); SkyPilot's `32+`: GB."
+    )
+    custom: dict[str, Countable] = Field(
         default_factory=dict, description="Custom resource keys a pool declares (licenses, ...)."
     )
     instance_type: str | None = None
@@ -64,6 +98,13 @@ class JobResources(Strict):
                 )
         return value
 
+    @field_validator("accelerators")
+    @classmethod
+    def _accelerators_count(cls, value: Any) -> Any:
+        if accelerator_count(value) > MAX_QUANTITY:
+            raise ValueError("more accelerators than any real pool (limit 10^18)")
+        return value
+
 
 class Job(Document):
     kind: Literal["Job"] = "Job"
@@ -84,6 +125,27 @@ class Job(Document):
     field_hints: ClassVar[dict[str, str]] = {
         key: "a job cannot prepare its worker; put it in the pool's setup" for key in _WORKER_ONLY
     }
+
+    @field_validator("run")
+    @classmethod
+    def _run_fits(cls, value: str) -> str:
+        _fits_one_argument(value, "run")
+        return value
+
+    @field_validator("envs")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, text in value.items():
+            if not _ENV_NAME.match(name):
+                raise ValueError(
+                    f"{name!r} is not an environment variable name (letters, digits and _, "
+                    "not starting with a digit)"
+                )
+            _fits_one_argument(f"{name}={text}", f"envs.{name}")
+        size = sum(len(f"{n}={t}".encode("utf-8", "surrogatepass")) + 1 for n, t in value.items())
+        if size > _MAX_ENVS_BYTES:
+            raise ValueError(f"envs hold {size:,} bytes; at most {_MAX_ENVS_BYTES:,} in all")
+        return value
 
     def gpus_requested(self) -> float:
         """GPUs per job, from `gpu` or from the accelerator spec (the largest alternative)."""

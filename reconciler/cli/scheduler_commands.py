@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from reconciler.scheduler.store import JobRecord, SchedulerStore
     from state import StateSnapshot
 
+# Job ids are SQLite's and PostgreSQL's 64-bit integers: anything else names no job.
+JOB_ID = click.IntRange(1, 2**63 - 1)
 STATUSES = ("queued", "admitted", "running", "succeeded", "failed", "cancelled", "rejected")
 
 
@@ -53,19 +55,55 @@ def _configuration_dir(directory: Path | None, near: Path | None = None) -> Path
     return Path(".")
 
 
+def _named(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
+    """A pool or subject given on the command line is a name: an empty one (`--pool "$POOL"`
+    with POOL unset) must not fall back to the job file's pool or the default one."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty name; give one, or leave the option out")
+    return value
+
+
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(
         function
     )
 
 
-def _duration(text: str) -> float:
-    from schemas.quantities import parse_duration
+if TYPE_CHECKING:
+    _ParamType = click.ParamType[float, Any]  # generic only in click 8.2 and later
+else:
+    _ParamType = click.ParamType
 
-    try:
-        return float(parse_duration(text))
-    except ValueError as error:
-        raise click.BadParameter(str(error)) from None
+
+class Duration(_ParamType):
+    """`30s`, `1m30s`, or a bare number of seconds (`0`): never negative, NaN or infinite."""
+
+    name = "duration"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        from schemas.quantities import parse_duration
+
+        if isinstance(value, float):
+            return value
+        text = str(value)
+        bare = text.strip().replace(".", "", 1).isdigit()
+        try:
+            return float(parse_duration(float(text) if bare else text))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+class Seconds(click.FloatRange):
+    """A FloatRange that also refuses NaN (every comparison with NaN is false, so a plain
+    range lets it through, and a loop sleeping NaN seconds never sleeps)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return number
 
 
 def _context(directory: Path | None, near: Path | None = None) -> SchedulerContext:
@@ -122,8 +160,12 @@ def _echo_json(data: object) -> None:
 
 
 def _lines(lines: list[str]) -> None:
+    """Lines for a terminal: a subject or reason from input cannot break a line, move the
+    cursor or reorder the text (reconciler/printable.py)."""
+    from reconciler.printable import one_line
+
     for line in lines:
-        click.echo(line)
+        click.echo(one_line(line))
 
 
 def _ids(jobs: list[JobRecord]) -> str:
@@ -142,8 +184,12 @@ def jobs() -> None:
 
 @jobs.command("submit")
 @click.argument("job_file", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--pool", help="Run on this pool (overrides the job file).")
-@click.option("--subject", help="Account to this subject's policy (overrides the job file).")
+@click.option("--pool", callback=_named, help="Run on this pool (overrides the job file).")
+@click.option(
+    "--subject",
+    callback=_named,
+    help="Account to this subject's policy (overrides the job file).",
+)
 @click.option("--num-jobs", type=click.IntRange(1, 100_000), help="Submit N jobs, ranks 0..N-1.")
 @click.option("--priority", type=click.IntRange(-1_000_000, 1_000_000), help="Higher wins.")
 @click.option("--preemptible/--no-preemptible", default=None, help="Override the job file.")
@@ -186,7 +232,7 @@ def jobs_submit(
 
 
 @jobs.command("list")
-@click.option("--pool", help="Only jobs on this pool.")
+@click.option("--pool", callback=_named, help="Only jobs on this pool.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only jobs with this status.")
 @json_option
 @dir_option
@@ -210,7 +256,7 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
 
 
 @jobs.command("show")
-@click.argument("job_id", type=int)
+@click.argument("job_id", type=JOB_ID)
 @json_option
 @dir_option
 def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
@@ -232,20 +278,25 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
 
 
 @jobs.command("cancel")
-@click.argument("job_ids", type=int, nargs=-1)
-@click.option("--pool", help="Cancel every queued and running job of this pool.")
-@click.option("--grace", default="30s", show_default=True, help="SIGTERM, then SIGKILL after.")
+@click.argument("job_ids", type=JOB_ID, nargs=-1)
+@click.option("--pool", callback=_named, help="Cancel every queued and running job of this pool.")
+@click.option(
+    "--grace",
+    type=Duration(),
+    default="30s",
+    show_default=True,
+    help="SIGTERM, then SIGKILL after.",
+)
 @dir_option
 def jobs_cancel(
-    job_ids: tuple[int, ...], pool: str | None, grace: str, directory: Path | None
+    job_ids: tuple[int, ...], pool: str | None, grace: float, directory: Path | None
 ) -> None:
     """Cancel jobs: queued ones at once; running ones get SIGTERM, then SIGKILL after --grace."""
     from reconciler.scheduler import jobs as usecases
 
-    seconds = _duration(grace)
     ctx = _context(directory)
     try:
-        changed = usecases.cancel(ctx, list(job_ids), pool, seconds)
+        changed = usecases.cancel(ctx, list(job_ids), pool, grace)
     finally:
         ctx.close()
     if not changed:
@@ -263,7 +314,7 @@ def jobs_cancel(
 
 
 @jobs.command("logs")
-@click.argument("job_id", type=int)
+@click.argument("job_id", type=JOB_ID)
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the job ends.")
 @dir_option
 def jobs_logs(job_id: int, follow: bool, directory: Path | None) -> None:
@@ -324,13 +375,14 @@ def scheduler() -> None:
 @click.option("--once", is_flag=True, help="Run one cycle and exit (jobs keep running).")
 @click.option(
     "--interval",
-    type=click.FloatRange(0.01, 3600),
+    type=Seconds(0.01, 3600),
     default=1.0,
     show_default=True,
     help="Seconds between cycles.",
 )
 @click.option(
     "--grace",
+    type=Duration(),
     default="30s",
     show_default=True,
     help="Between SIGTERM and SIGKILL when preempting or cancelling.",
@@ -344,18 +396,19 @@ def scheduler() -> None:
 )
 @dir_option
 def scheduler_run(
-    once: bool, interval: float, grace: str, max_bypass: int, directory: Path | None
+    once: bool, interval: float, grace: float, max_bypass: int, directory: Path | None
 ) -> None:
     """Watch the applied pools and the queue; admit, start and preempt jobs. Stop with Ctrl-C
     or SIGTERM: running jobs keep running, and the next run finds them."""
     from reconciler.scheduler.leader import run_led
     from reconciler.scheduler.loop import LoopSettings
 
-    settings = LoopSettings(grace=_duration(grace), max_bypass=max_bypass)
-    stop = {"asked": False}
+    settings = LoopSettings(grace=grace, max_bypass=max_bypass)
+    stop = {"asked": False, "interrupted": False}
 
-    def ask_stop(_signum: int, _frame: object) -> None:
+    def ask_stop(signum: int, _frame: object) -> None:
         stop["asked"] = True
+        stop["interrupted"] |= signum == signal.SIGINT
 
     def nap(seconds: float) -> None:
         deadline = time.monotonic() + seconds
@@ -384,6 +437,13 @@ def scheduler_run(
         for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
             signal.signal(signum, handler)
         ctx.close()
+    if stop["interrupted"]:
+        # Ctrl-C ends the run as it ends any command (exit 130, "interrupted"), after the
+        # cycle under way has finished and been recorded; SIGTERM is a service's normal stop.
+        click.echo(
+            "scheduler stopped; running jobs keep running and the next run finds them", err=True
+        )
+        raise KeyboardInterrupt
 
 
 def _report(report: CycleReport, always: bool) -> None:

@@ -3,6 +3,10 @@ SchedulerContext; they return data and raise PoolformError, and never print or e
 
 from __future__ import annotations
 
+import codecs
+import errno
+import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -106,7 +110,12 @@ def cancel(
         raise PoolformError("name the jobs to cancel, or a pool with --pool")
     wanted = [_get(ctx, job_id).id for job_id in job_ids]
     if pool is not None:
-        wanted += [job.id for job in ctx.store.jobs(pool=pool, active=True)]
+        of_pool = ctx.store.jobs(pool=pool)
+        if not of_pool and pool not in (applied := ctx.read_config().pools):
+            # A misspelt pool must not read as "nothing left to cancel".
+            known = ", ".join(sorted(applied)) or "none"
+            raise PoolformError(f"no pool named {pool} is applied (pools: {known})")
+        wanted += [job.id for job in of_pool if job.status not in TERMINAL]
     changed = ctx.store.cancel(sorted(set(wanted)), ctx.clock(), grace)
     for job in changed:
         if job.status in HOLDING and job.pid is not None:
@@ -125,25 +134,48 @@ def logs(
     _get(ctx, job_id)
     path = ctx.executor.log_path(job_id)
     offset = 0
+    # Incremental: a character whose bytes straddle two reads is decoded whole.
+    text = codecs.getincrementaldecoder("utf-8")(errors="replace")
     while True:
         record = ctx.store.get(job_id)
         done = record is None or record.status in TERMINAL
         chunk = _read_from(path, offset)
         if chunk:
             offset += len(chunk)
-            yield chunk.decode(errors="replace")
-        if not follow or (done and not chunk):
+            yield text.decode(chunk)
+            continue  # read on to the end of what is written before stopping or waiting
+        if not follow or done:
+            if rest := text.decode(b"", final=True):
+                yield rest
             return
-        if not chunk:
-            sleep(poll)
+        sleep(poll)
 
 
 def _read_from(path: Path | None, offset: int) -> bytes:
+    """Up to 1 MiB of the log from `offset`. The log is the job's own regular file: a symlink
+    (in its place or as its job directory) or any other kind of file is refused, never
+    followed, so `jobs logs` cannot be made to print a file outside the job's directory."""
     if path is None:
         return b""
+    if path.parent.is_symlink():
+        raise _not_a_log(path)
     try:
-        with open(path, "rb") as handle:
-            handle.seek(offset)
-            return handle.read(1 << 20)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
         return b""
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _not_a_log(path) from None
+        raise PoolformError(f"cannot read the log {path}: {error.strerror}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _not_a_log(path)
+        handle.seek(offset)
+        return handle.read(1 << 20)
+
+
+def _not_a_log(path: Path) -> PoolformError:
+    return PoolformError(
+        f"{path} is not the job's own log file (a symlink or a special file); not reading it",
+        hint="the scheduler writes each job's output to a regular file in the job's directory",
+    )

@@ -113,5 +113,7 @@ def lost(job: JobRecord) -> Ending:
 
 def interrupted(job: JobRecord) -> Ending:
     """Admitted, but the scheduler stopped before the process started: queue it again, as it
-    was, without using a retry."""
+    was, without using a retry (unless it was cancelled meanwhile: then it never runs)."""
+    if job.stop == "cancel":
+        return Ending(Status.CANCELLED, reason(ReasonCode.CANCELLED), None, job.retries_left)
     return Ending(Status.QUEUED, reason(ReasonCode.START_INTERRUPTED), None, job.retries_left)

@@ -16,6 +16,7 @@ Layout under `.poolform/jobs/<id>/` (0700): `output.log` (0600, every attempt ap
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import subprocess
@@ -42,8 +43,15 @@ CLAIM_WITHOUT_PID_S = 30.0  # a wrapper killed between claiming and writing its 
 
 def _private_dir(path: Path) -> Path:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.is_symlink():  # never chmod, or write into, whatever a planted link points at
+        raise OSError(errno.ELOOP, "is a symlink, not the scheduler's own directory", str(path))
     os.chmod(path, 0o700)
     return path
+
+
+# Files the scheduler writes in a job's directory are opened without following a symlink
+# planted in their place (a log linked to /etc/passwd must not be appended to).
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
 
 
 class LocalExecutor:
@@ -68,10 +76,10 @@ class LocalExecutor:
         # is, and can pass it on (POOLFORM_WORKDIR) to processes that change directory.
         cwd = (launch.workdir or _private_dir(job_dir / "work")).resolve()
         command = attempt / "command.sh"
-        fd = os.open(command, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        fd = os.open(command, _NEW_FILE | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(launch.run)
-        log_fd = os.open(self.log_path(launch.job), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        log_fd = os.open(self.log_path(launch.job), _NEW_FILE | os.O_APPEND, 0o600)
         try:
             if launch.attempt > 1:
                 os.write(log_fd, f"--- poolform: attempt {launch.attempt} ---\n".encode())

@@ -50,6 +50,7 @@ class CycleReport:
     preempted: list[int] = field(default_factory=list)
     rejected: list[int] = field(default_factory=list)
     killed: list[int] = field(default_factory=list)
+    no_state: bool = False  # no applied state was found: nothing was decided
     queued: int = 0
     running: int = 0
     decisions: Decisions | None = None
@@ -135,6 +136,17 @@ class SchedulerLoop:
     def cycle(self) -> CycleReport:
         config = self.read_config()
         report = CycleReport(self.store.last_cycle() + 1, config.serial)
+        if config.serial == 0:
+            # No state at all (moved away, a volume not mounted): its absence is no apply that
+            # removed every pool, so nothing queued is rejected on it. Processes are still
+            # watched; deciding waits until state is back.
+            records = self.reconcile(report)
+            report.no_state = True
+            report.serial_moved = self.serial != 0  # said once, when state goes
+            self.serial = 0
+            report.queued = sum(1 for r in records if r.status is Status.QUEUED)
+            report.running = sum(1 for r in records if r.status in HOLDING)
+            return report
         report.serial_moved = self.serial is not None and self.serial != config.serial
         self.serial = config.serial
         records = self.reconcile(report)
@@ -162,7 +174,8 @@ class SchedulerLoop:
         report.preempted = [job.id for job in committed.preempting]
         report.rejected = [r.job for r in decisions.rejects]
         report.queued = len(decisions.reasons)
-        report.running = sum(1 for r in records if r.status in HOLDING) + len(report.admitted)
+        # what holds capacity now: a job whose start failed holds none
+        report.running = sum(1 for r in records if r.status in HOLDING) + len(starts)
         report.decisions = decisions
         return report
 
@@ -190,7 +203,8 @@ class SchedulerLoop:
         )
         try:
             pid = self.executor.start(launch)
-        except OSError as error:
+        except (OSError, ValueError) as error:  # ValueError: an env the OS refuses (stored
+            # before job files were checked for it); the job fails, the loop goes on
             why = reason(ReasonCode.START_FAILED, error=str(error))
             failed = Ending(Status.FAILED, why, None, 0)
             if self.store.ended([Ended(job.id, job.attempt, failed)], self.clock()):

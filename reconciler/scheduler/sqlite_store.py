@@ -32,6 +32,7 @@ from reconciler.scheduler.store import (
 )
 
 BUSY_TIMEOUT_S = 30.0
+OWN_TABLES = frozenset({"meta", "jobs", "allocations", "events", "sqlite_sequence"})
 
 
 class SqliteStore:
@@ -46,6 +47,7 @@ class SqliteStore:
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
             self._conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            self._refuse_foreign()
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(SCHEMA)
@@ -54,6 +56,22 @@ class SqliteStore:
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 os.chmod(f"{self.path}{suffix}", 0o600)
+
+    def _refuse_foreign(self) -> None:
+        """Another program's database put where the store belongs is left as it is: the
+        scheduler's tables are never added beside tables it does not know."""
+        tables = {
+            name
+            for (name,) in self._conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
+        }
+        foreign = sorted(tables - OWN_TABLES)
+        if foreign:
+            self._conn.close()
+            raise PoolformError(
+                f"{self.path} is not a poolform scheduler store: it holds the table(s) "
+                f"{', '.join(foreign)}; nothing was changed",
+                hint="move it away; poolform creates its store there afresh",
+            )
 
     @contextlib.contextmanager
     def _txn(self, mode: str = "IMMEDIATE") -> Iterator[sqlite3.Connection]:

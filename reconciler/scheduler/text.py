@@ -108,7 +108,9 @@ def pool_usage(pool: PoolStatus, bars: bool) -> list[str]:
 
 def cycle_line(report: CycleReport) -> str:
     parts = []
-    if report.serial_moved:
+    if report.no_state:
+        parts.append("no applied state found (poolform apply, or is it moved?): nothing decided")
+    elif report.serial_moved:
         parts.append(f"applied configuration changed (state serial {report.serial})")
     for word, ids in (
         ("admitted", report.admitted),

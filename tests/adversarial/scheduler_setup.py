@@ -1,0 +1,105 @@
+"""What the scheduler's adversarial tests share: an applied configuration with a worker pool
+and a resource pool, job files written on the fly, and what "nothing changed" means for the
+queue (no job recorded, no file under `.poolform/` written)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from tests.scenario.installed import poolform
+from tests.scheduler.scenario import SCHEMA
+
+CONFIG = """kind: Cluster
+name: attack
+provider: local
+default_aux_pool: w
+---
+kind: WorkerPool
+name: w
+pool:
+  workers: 1
+resources:
+  instance_type: c5.xlarge
+---
+kind: ResourcePool
+name: seats
+capacity:
+  seat: 2
+  step_run: 4
+"""
+
+
+def applied(tmp_path: Path, config: str = CONFIG) -> Path:
+    """The configuration applied, and the (empty) queue opened once, so that what a refused
+    command must leave alone already exists."""
+    directory = tmp_path / "attack"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(config)
+    for args in (("apply", directory, "--auto-approve"), ("jobs", "list", "--chdir", directory)):
+        result = poolform(*args)
+        assert result.returncode == 0, result.stdout + result.stderr
+    return directory
+
+
+def job_file(tmp_path: Path, text: str, name: str = "job.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def listed(directory: Path) -> list[dict[str, Any]]:
+    """Every job, as `jobs list --json` prints it (checked against the documented schema)."""
+    result = poolform("jobs", "list", "--json", "--chdir", directory)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    jsonschema.validate(data, SCHEMA)
+    jobs: list[dict[str, Any]] = data["jobs"]
+    return jobs
+
+
+def queue_digest(directory: Path) -> dict[str, str]:
+    """The scheduler's files (the queue database, job directories) and a digest of each: what
+    a refused command must not change. SQLite's WAL companions are left out: a reader may
+    create or fold them without changing what the database holds."""
+    state = directory / ".poolform"
+    found: dict[str, str] = {}
+    for path in sorted(state.rglob("*")):
+        if path.name.endswith(("-wal", "-shm")) or path.suffix == ".lock":
+            continue
+        if path.is_file() and not path.is_symlink():
+            found[str(path.relative_to(state))] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return found
+
+
+def refused(result: subprocess.CompletedProcess[str], *expected: str) -> str:
+    """Exit 1, one error on stderr (never an internal error or a traceback) holding every
+    expected piece; returns stderr."""
+    assert result.returncode == 1, (result.returncode, result.stdout, result.stderr)
+    assert "internal error" not in result.stderr and "Traceback" not in result.stderr
+    for piece in expected:
+        assert piece in result.stderr, (piece, result.stderr)
+    return result.stderr
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any process of the group still runs (zombies waiting to be reaped do not)."""
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+def job_group(directory: Path, job: int, attempt: int = 1) -> int:
+    """The process group of a job's attempt (its wrapper's pid, as the wrapper wrote it)."""
+    pid = directory / ".poolform" / "jobs" / str(job) / f"attempt-{attempt}" / "claim" / "pid"
+    return int(pid.read_text().strip())
