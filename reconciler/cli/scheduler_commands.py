@@ -106,11 +106,13 @@ class Seconds(click.FloatRange):
         return number
 
 
-def _context(directory: Path | None, near: Path | None = None) -> SchedulerContext:
+def _context(
+    directory: Path | None, near: Path | None = None, *, submitting: bool = False
+) -> SchedulerContext:
     """The scheduler's store and executor beside the configuration's state, reading state
     through one consistent read per call (no lock, no serial change)."""
     from reconciler.checks import load_configuration
-    from reconciler.scheduler.context import open_context
+    from reconciler.scheduler.context import STORE_NAME, open_context
     from reconciler.workspace import open_state, state_path
 
     where = _configuration_dir(directory, near).resolve()
@@ -124,7 +126,10 @@ def _context(directory: Path | None, near: Path | None = None) -> SchedulerConte
             hint="run job commands in the configuration's directory, or name it with --chdir DIR",
         )
     path = state_path(configuration)
-    if configuration.cluster.state.backend == "sqlite" and not path.exists():
+    never_applied = configuration.cluster.state.backend == "sqlite" and not path.exists()
+    # A queue already there (the state moved away, a volume not mounted) is still watched and
+    # listed; a job is only submitted against applied pools.
+    if never_applied and (submitting or not (path.parent / STORE_NAME).exists()):
         raise PoolformError(
             f"nothing has been applied in {where} yet: it has no pools for jobs",
             hint=f"run `poolform apply {where}` first, or name the configuration's "
@@ -210,7 +215,7 @@ def jobs_submit(
     from reconciler.scheduler.jobfile import Overrides
     from reconciler.scheduler.views import submitted_json
 
-    ctx = _context(directory, near=job_file)
+    ctx = _context(directory, near=job_file, submitting=True)
     try:
         overrides = Overrides(pool, subject, num_jobs, priority, preemptible)
         result = usecases.submit(ctx, job_file, overrides)

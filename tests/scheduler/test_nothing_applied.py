@@ -57,3 +57,22 @@ def test_a_configuration_never_applied_is_refused_and_left_untouched(
     assert f"nothing has been applied in {directory.resolve()} yet" in result.err
     assert "poolform apply" in result.err
     assert not (directory / ".poolform").exists()
+
+
+def test_a_queue_whose_state_went_away_is_listed_but_takes_no_new_job(
+    run: Any, tmp_path: Path
+) -> None:
+    directory = tmp_path / "c"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(CONFIG.replace("gpu: 1", "gpu: 1\n  seat: 1"))
+    job = directory / "job.yaml"
+    job.write_text("kind: Job\nname: j\npool: p\nresources: {custom: {seat: 1}}\nrun: echo\n")
+    assert run("apply", directory, "--auto-approve").code == 0
+    assert run("jobs", "submit", job, "--chdir", directory).code == 0
+    state = directory / ".poolform" / "state.db"
+    state.rename(tmp_path / "state.db")  # moved away, or a volume not mounted
+    listed = run("jobs", "list", "--json", "--chdir", directory)
+    assert listed.code == 0 and '"id": 1' in listed.out
+    refused = run("jobs", "submit", job, "--chdir", directory)
+    assert refused.code == 1 and "nothing has been applied" in refused.err
+    assert '"id": 2' not in run("jobs", "list", "--json", "--chdir", directory).out
