@@ -65,20 +65,12 @@ class Admission:
         self.preempts: list[Preempt] = []
         self.reasons: dict[int, Reason] = {}
         self.claims: dict[int, float] = {}
-        self.bypasses = Bypasses(snapshot.max_bypass, self._hold_for_head)
+        # Not a bound method of this object: a cycle's objects are freed by reference counting
+        # as soon as it returns (a reference cycle would leave them all to the cyclic
+        # collector, which then walks them: tens of milliseconds on a deep queue).
+        self.bypasses = Bypasses(snapshot.max_bypass, _HoldForHead(snapshot, ledger))
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: Hopeless = {}
-        self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
-
-    def _hold_for_head(self, job: int, route: Route) -> None:
-        """Hold room for a job passed too often only while room is what it lacks: once its
-        policy's limit or reservation binds (jobs of its own policy passed it), held room
-        would idle, and the next cycle would not hold it."""
-        if self._np is None:
-            self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
-        failure = self.ledger.check(route, job in self._np)
-        if failure is not None and failure.level == "pool":
-            self.ledger.hold(job, route, claim=False)
 
     def run(self, waiting: Sequence[Waiting]) -> None:
         ledger, reasons, bypasses = self.ledger, self.reasons, self.bypasses
@@ -282,6 +274,23 @@ class Admission:
         for victim in found.jobs:
             self.ledger.leave(victim)
         return Preempt(job, tuple(sorted(gone)), lane.route.pool, found.why)
+
+
+class _HoldForHead:
+    """Hold room for a job passed too often only while room is what it lacks: once its
+    policy's limit or reservation binds (jobs of its own policy passed it), held room would
+    idle, and the next cycle would not hold it."""
+
+    def __init__(self, snapshot: Snapshot, ledger: Ledger):
+        self.snapshot, self.ledger = snapshot, ledger
+        self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
+
+    def __call__(self, job: int, route: Route) -> None:
+        if self._np is None:
+            self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
+        failure = self.ledger.check(route, job in self._np)
+        if failure is not None and failure.level == "pool":
+            self.ledger.hold(job, route, claim=False)
 
 
 def _same_outcome(seen: tuple[object, int, Reason, object], priority: int) -> bool:
