@@ -76,7 +76,20 @@ class Admission:
         ledger, reasons, bypasses = self.ledger, self.reasons, self.bypasses
         fits, limit, batches = ledger.fits, bypasses.limit, self.batches
         failed: Failed = {}
+        # The last job's outcome when it only got a reason (nothing changed): a next job with
+        # the same request, batch and count takes the same path to the same reason, so a
+        # batch's ranks after the first few cost a lookup each.
+        last: tuple[object, int, int] | None = None
+        last_reason: Reason | None = None
+        last_watched = False
         for _, job, lanes, shape, claimant in waiting:
+            if last is not None and not claimant:
+                if last == (job.request, job.batch, job.bypassed):
+                    reasons[job.id] = last_reason  # type: ignore[assignment]
+                    if last_watched:
+                        bypasses.also(job.id)
+                    continue
+                last = None
             np = not job.request.preemptible
             if len(lanes) == 1:
                 lane = lanes[0]
@@ -84,7 +97,8 @@ class Admission:
                 if tree.dead == tree.version and not claimant and job.bypassed < limit:
                     closed = self._closed(job, lane, np)
                     if closed is not None:
-                        reasons[job.id] = closed
+                        reasons[job.id] = last_reason = closed
+                        last, last_watched = (job.request, job.batch, job.bypassed), False
                         continue
                 version: object = tree.version
             else:
@@ -93,10 +107,12 @@ class Admission:
             look_alike = (shape, np, job.batch if job.batch in batches else 0)
             seen = None if claimant or job.bypassed >= limit else failed.get(look_alike)
             if seen is not None and seen[0] == version and _same_outcome(seen, priority):
-                reasons[job.id] = seen[2]
-                if seen[3]:
+                reasons[job.id] = last_reason = seen[2]
+                last, last_watched = (job.request, job.batch, job.bypassed), bool(seen[3])
+                if last_watched:
                     bypasses.watch(job.id, job.bypassed, seen[3])
                 continue
+            last = None
             failures: list[tuple[Lane, Failure]] = []
             for lane in lanes:
                 failure = fits(lane.pool, lane.policy, lane.route.demand, np)
