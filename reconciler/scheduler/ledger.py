@@ -48,6 +48,7 @@ class TreeUse:
         "dead",
         "floor",
         "holds",
+        "lenders",
         "memo",
         "memo_version",
         "mixed",
@@ -67,6 +68,7 @@ class TreeUse:
         # job -> (its route, a claim?, what is held for it), in the order capacity was held
         self.holds: dict[int, tuple[Route, bool, dict[str, int]]] = {}
         self.admitted: list[tuple[int, int]] = []  # this cycle: (job, priority)
+        self.lenders = 0  # moves when a policy or pool with jobs here stops borrowing
         # For `schedule`: the least any queued job asks of a key every one of them asks for;
         # whether some job may use another tree too; the version last looked at and the one
         # at which nothing queued can get in any more; outcomes at `memo_version`.
@@ -128,8 +130,12 @@ class Ledger:
         self.leaving: Usage = defaultdict(lambda: defaultdict(int))  # per policy, being stopped
         self.pool_leaving: Usage = defaultdict(lambda: defaultdict(int))  # per pool
         stopping = []
+        # The trees each policy has jobs in: where its jobs stop being victims once it no
+        # longer borrows.
+        self._policy_trees: dict[str, dict[int, TreeUse]] = defaultdict(dict)
         for job in holding:
             pool, policy = self._uses(job)
+            self._policy_trees[job.policy][id(pool.tree)] = pool.tree
             self.take(pool, policy, job.amounts, not job.preemptible, job.worker)
             if job.stopping:
                 stopping.append(job)
@@ -210,10 +216,14 @@ class Ledger:
             job.policy, set(self.policy_start.get(job.policy, {}))
         ):
             borrowers.discard(job.policy)
+            for tree in self._policy_trees.get(job.policy, {}).values():
+                tree.lenders += 1
         if job.pool in self.pool_borrowers and not self.pool_borrowing(
             job.pool, set(self.pool_start.get(job.pool, {}))
         ):
             self.pool_borrowers.discard(job.pool)
+            if pool is not None:
+                pool.tree.lenders += 1
 
     def hold(self, job: int, route: Route, claim: bool = True) -> None:
         """Keep what is free of the route's demand for a job: a preemptor whose victims are

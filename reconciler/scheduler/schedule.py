@@ -29,7 +29,7 @@ from contextlib import contextmanager
 from operator import itemgetter
 
 from reconciler.scheduler.admission import Admission, Lane, Waiting
-from reconciler.scheduler.ledger import Ledger
+from reconciler.scheduler.ledger import Ledger, TreeUse
 from reconciler.scheduler.model import Decisions, Holding, JobRequest, Reject, Snapshot
 from reconciler.scheduler.preemption import Candidates, victim_order
 from reconciler.scheduler.reasons import BYPASSED, Reason
@@ -65,13 +65,20 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
     # 1. Routes.
     rejects, waiting = _routes(snapshot, ledger, now)
     ranked: dict[int, list[Holding]] = {}  # would-be victims, each tree's in victim order
+    trees: dict[int, TreeUse] = {}
     outstanding: dict[int, list[int]] = {}
+    pools = ledger.pools
     for held in sorted(snapshot.holding, key=victim_order):
-        if held.preemptible and not held.stopping and held.pool in ledger.pools:
-            ranked.setdefault(id(ledger.pools[held.pool].tree), []).append(held)
+        if held.preemptible and not held.stopping and held.pool in pools:
+            tree = pools[held.pool].tree
+            found = ranked.get(id(tree))
+            if found is None:
+                found = ranked[id(tree)] = []
+                trees[id(tree)] = tree
+            found.append(held)
         if held.stopping and held.preempted_for is not None:
             outstanding.setdefault(held.preempted_for, []).append(held.id)
-    candidates = {tree: Candidates(ledger, jobs) for tree, jobs in ranked.items()}
+    candidates = {key: Candidates(ledger, jobs, trees[key]) for key, jobs in ranked.items()}
     # 3. Order: jobs room is held for, then priority, then submission time, then id.
     waiting.sort(key=itemgetter(0))
     # 4. Admit (or preempt), and 5. reasons.
