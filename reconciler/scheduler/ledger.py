@@ -212,18 +212,36 @@ class Ledger:
         borrowers = getattr(self, "borrowers", None)
         if borrowers is None:  # still building: borrowers are judged afterwards
             return
-        if job.policy in borrowers and not self.borrowing(
-            job.policy, set(self.policy_start.get(job.policy, {}))
+        if job.policy in borrowers and not self._still_borrows(
+            self.policy_start.get(job.policy, _NO_LIMIT),
+            leaving,
+            self._reserved(job.policy),
         ):
             borrowers.discard(job.policy)
             for tree in self._policy_trees.get(job.policy, {}).values():
                 tree.lenders += 1
-        if job.pool in self.pool_borrowers and not self.pool_borrowing(
-            job.pool, set(self.pool_start.get(job.pool, {}))
+        if job.pool in self.pool_borrowers and not self._still_borrows(
+            self.pool_start.get(job.pool, _NO_LIMIT),
+            pool_leaving,
+            pool.capacity if pool is not None else _NO_LIMIT,
         ):
             self.pool_borrowers.discard(job.pool)
             if pool is not None:
                 pool.tree.lenders += 1
+
+    @staticmethod
+    def _still_borrows(
+        used: Mapping[str, int], leaving: Mapping[str, int], own: Mapping[str, int]
+    ) -> bool:
+        """`borrowing` on every key used as of the snapshot, without victims taken."""
+        for key, value in used.items():
+            if value - leaving.get(key, 0) > own.get(key, 0):
+                return True
+        return False
+
+    def _reserved(self, policy: str) -> Mapping[str, int]:
+        known = self.config.policies.get(policy)
+        return known.reserved if known is not None else _NO_LIMIT
 
     def hold(self, job: int, route: Route, claim: bool = True) -> None:
         """Keep what is free of the route's demand for a job: a preemptor whose victims are
@@ -397,10 +415,11 @@ class Ledger:
 
     def held_for(self, route: Route) -> bool:
         """Whether the route would fit but for capacity held for another job."""
-        held = self.pools[route.pool].tree.claimed
+        pool = self.pools[route.pool]
+        held = pool.tree.claimed
         if not any(held.values()):
             return False
-        return self.check(route, False, removed_pool=dict(held)) is None
+        return self._fits(pool, self.policies[route.policy], route.demand, False, held, None)
 
     def fit_at_start(self, route: Route) -> bool:
         """Whether the route fit its tree before this cycle's admissions took capacity."""

@@ -95,8 +95,15 @@ class AppliedConfig:
         return index
 
     @functools.cached_property
-    def resolved(self) -> dict[JobRequest, tuple[Route, ...] | Reason]:
-        """Routes (or the rejection) of requests already resolved against this configuration."""
+    def resolved(self) -> dict[JobRequest, tuple[tuple[Route, ...], int] | Reason]:
+        """Requests already resolved against this configuration: their routes and the number
+        of their form (see `forms`), or their rejection."""
+        return {}
+
+    @functools.cached_property
+    def forms(self) -> dict[tuple[tuple[str, str, Amounts], ...], int]:
+        """A number per form of routes (pools, policies and demand, not priority): requests
+        of one form are look-alikes to the scheduler."""
         return {}
 
     def policies_of_subject(self, subject: str) -> list[Policy]:

@@ -115,39 +115,48 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
     ranks share one request object: looked up by identity first, then by value."""
     config = snapshot.config
     resolved = config.resolved  # per configuration: the same request always routes the same
+    forms = config.forms
     when = f" since the apply of state serial {config.serial}"
-    by_identity: dict[int, tuple[tuple[Lane, ...], int] | Reason] = {}
-    # Lanes that differ only in priority share a shape (pools, policies, demand): an int.
-    shapes: dict[tuple[tuple[str, str, object], ...], int] = {}
-    compiled: dict[int, tuple[tuple[Lane, ...], int]] = {}
+    by_identity: dict[int, tuple[tuple[Lane, ...], int, int] | Reason] = {}
+    compiled: dict[int, tuple[tuple[Lane, ...], int, int]] = {}
+    noted: set[int] = set()
     rejects: list[Reject] = []
     waiting: list[Waiting] = []
     append = waiting.append
+    max_bypass = snapshot.max_bypass
     for job in snapshot.queued:
         request: JobRequest = job.request
         found = by_identity.get(id(request))
         if found is None:
-            routes = resolved.get(request)
-            if routes is None:
-                routes = resolved[request] = resolve(request, config, when=when)
-            if isinstance(routes, Reason):
-                found = routes
+            entry = resolved.get(request)
+            if entry is None:
+                routes = resolve(request, config, when=when)
+                if isinstance(routes, Reason):
+                    entry = routes
+                else:
+                    form = tuple((r.pool, r.policy, r.demand) for r in routes)
+                    entry = (routes, forms.setdefault(form, len(forms)))
+                resolved[request] = entry
+            if isinstance(entry, Reason):
+                found = entry
             else:
+                routes, shape = entry
                 found = compiled.get(id(routes))
                 if found is None:
                     lanes = tuple(Lane.of(route, ledger) for route in routes)
-                    form = tuple((r.pool, r.policy, r.demand) for r in routes)
-                    found = compiled[id(routes)] = (lanes, shapes.setdefault(form, len(shapes)))
-                    _note_trees(lanes)
+                    found = compiled[id(routes)] = (lanes, shape, -routes[0].priority)
+                    if shape not in noted:  # the same form notes the same
+                        noted.add(shape)
+                        _note_trees(lanes)
             by_identity[id(request)] = found
         if isinstance(found, Reason):
             rejects.append(Reject(job.id, found))
             continue
-        lanes, shape = found
-        claimant = job.claim_until is not None and job.claim_until > now
-        held = claimant or job.bypassed >= snapshot.max_bypass  # room is held for it
-        append(((not held, -lanes[0].route.priority, job.submitted_at, job.id), job, lanes,
-                shape, claimant))  # fmt: skip
+        lanes, shape, rank = found
+        claim_until = job.claim_until
+        claimant = claim_until is not None and claim_until > now
+        held = claimant or job.bypassed >= max_bypass  # room is held for it
+        append(((not held, rank, job.submitted_at, job.id), job, lanes, shape, claimant))
     return rejects, waiting
 
 
