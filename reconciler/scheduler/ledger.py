@@ -148,8 +148,11 @@ class Ledger:
         for use in self.pools.values():
             if not use.tree.start:
                 use.tree.start = dict(use.tree.used)
+        leaving = self.leaving
         self.borrowers = {
-            p for p, used in self.policy_start.items() if self.borrowing(p, set(used))
+            p
+            for p, used in self.policy_start.items()
+            if self._still_borrows(used, leaving.get(p, _NO_LIMIT), self._reserved(p))
         }
         self.pool_borrowers = {
             p
@@ -331,7 +334,7 @@ class Ledger:
             if pool.pool.kind == "worker" and self.free_worker(pool) is None:
                 return Failure("pool", ((WORKER, 0),))
             return None
-        return self._failure(pool, policy, demand, np, None, None)
+        return _failure_now(tree, policy, demand, np)
 
     def _fits(
         self,
@@ -483,3 +486,38 @@ class Ledger:
         pool = self.pools[route.pool]
         used, capacity = pool.used, pool.capacity
         return all(used[k] + need <= capacity.get(k, 0) for k, need in route.demand)
+
+
+def _failure_now(tree: TreeUse, policy: PolicyUse, demand: Amounts, np: bool) -> Failure:
+    """`Ledger._failure` without would-be victims: the failure every queued job that does
+    not fit gets."""
+    over: list[tuple[str, int]] = []
+    limited: list[tuple[str, int]] = []
+    reserved: list[tuple[str, int]] | None = None
+    overcommitted: list[tuple[str, int]] | None = None
+    used, capacities, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
+    for key, need in demand:
+        capacity = capacities.get(key, 0)
+        now = used[key]
+        if now > capacity:
+            if overcommitted is None:
+                overcommitted = []
+            overcommitted.append((key, now - capacity))
+        elif now + need > capacity:
+            over.append((key, now + need - capacity))
+        limit = limits.get(key)
+        if limit is not None and mine[key] + need > limit:
+            limited.append((key, mine[key] + need - limit))
+        if np:
+            guaranteed = policy.reserved.get(key, 0)
+            if policy.np_used[key] + need > guaranteed:
+                if reserved is None:
+                    reserved = []
+                reserved.append((key, policy.np_used[key] + need - guaranteed))
+    if reserved:
+        return Failure("reserved", tuple(reserved))
+    if limited:
+        return Failure("limit", tuple(limited))
+    if overcommitted:
+        return Failure("overcommitted", tuple(overcommitted))
+    return Failure("pool", tuple(over))

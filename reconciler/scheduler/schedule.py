@@ -26,12 +26,12 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
-from operator import itemgetter
+from operator import attrgetter, itemgetter
 
 from reconciler.scheduler.admission import Admission, Lane, Waiting
 from reconciler.scheduler.ledger import Ledger, TreeUse
 from reconciler.scheduler.model import Decisions, Holding, JobRequest, Reject, Snapshot
-from reconciler.scheduler.preemption import Candidates, victim_order
+from reconciler.scheduler.preemption import Candidates
 from reconciler.scheduler.reasons import BYPASSED, Reason
 from reconciler.scheduler.routing import resolve
 from reconciler.scheduler.waiting import explain_failure
@@ -68,7 +68,7 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
     trees: dict[int, TreeUse] = {}
     outstanding: dict[int, list[int]] = {}
     pools = ledger.pools
-    for held in sorted(snapshot.holding, key=victim_order):
+    for held in _in_victim_order(snapshot.holding):
         if held.preemptible and not held.stopping and held.pool in pools:
             tree = pools[held.pool].tree
             found = ranked.get(id(tree))
@@ -96,6 +96,16 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
         claims=admission.claims,
         bypassed=bypassed,
     )
+
+
+def _in_victim_order(holding: tuple[Holding, ...]) -> list[Holding]:
+    """Sorted by `victim_order` (lowest priority, then most recently admitted, then highest
+    id), as three stable sorts on one field each, least significant first: no Python call
+    per job."""
+    ordered = sorted(holding, key=attrgetter("id"), reverse=True)
+    ordered.sort(key=attrgetter("admitted_at"), reverse=True)
+    ordered.sort(key=attrgetter("priority"))
+    return ordered
 
 
 def _carry_bypass_counts(
