@@ -133,12 +133,24 @@ class Ledger:
         # The trees each policy has jobs in: where its jobs stop being victims once it no
         # longer borrows.
         self._policy_trees: dict[str, dict[int, TreeUse]] = defaultdict(dict)
+        # Jobs alike (pool, policy, amounts, preemptibility, worker) are counted together.
+        alike: dict[tuple[str, str, Amounts, bool, str | None], list[Holding]] = {}
         for job in holding:
-            pool, policy = self._uses(job)
-            self._policy_trees[job.policy][id(pool.tree)] = pool.tree
-            self.take(pool, policy, job.amounts, not job.preemptible, job.worker)
             if job.stopping:
                 stopping.append(job)
+            group = (job.pool, job.policy, job.amounts, job.preemptible, job.worker)
+            found = alike.get(group)
+            if found is None:
+                alike[group] = [job]
+            else:
+                found.append(job)
+        for jobs in alike.values():
+            job = jobs[0]
+            pool, policy = self._uses(job)
+            self._policy_trees[job.policy][id(pool.tree)] = pool.tree
+            times = len(jobs)
+            amounts = job.amounts if times == 1 else tuple((k, v * times) for k, v in job.amounts)
+            self.take(pool, policy, amounts, not job.preemptible, job.worker)
         for job in stopping:
             self.leave(job)
         # As of the snapshot: who borrows is judged on this, so the cycle's own admissions

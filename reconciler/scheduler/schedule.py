@@ -115,9 +115,10 @@ def _carry_bypass_counts(
     cycle (`snapshot_of` reads it back): the bound holds across cycles and restarts."""
     for job in snapshot.queued:
         count = changed.get(job.id, job.bypassed)
-        why = reasons.get(job.id)
-        if count and why is not None:
-            reasons[job.id] = Reason(why.code, {**why.detail, BYPASSED: count})
+        if count:
+            why = reasons.get(job.id)
+            if why is not None:
+                reasons[job.id] = Reason(why.code, {**why.detail, BYPASSED: count})
 
 
 def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject], list[Waiting]]:
@@ -134,9 +135,13 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
     waiting: list[Waiting] = []
     append = waiting.append
     max_bypass = snapshot.max_bypass
+    last_request: JobRequest | None = None
+    found: tuple[tuple[Lane, ...], int, int] | Reason | None = None
     for job in snapshot.queued:
         request: JobRequest = job.request
-        found = by_identity.get(id(request))
+        if request is not last_request:  # a batch's ranks follow one another
+            last_request = request
+            found = by_identity.get(id(request))
         if found is None:
             entry = resolved.get(request)
             if entry is None:
