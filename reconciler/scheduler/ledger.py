@@ -133,24 +133,22 @@ class Ledger:
         # The trees each policy has jobs in: where its jobs stop being victims once it no
         # longer borrows.
         self._policy_trees: dict[str, dict[int, TreeUse]] = defaultdict(dict)
-        # Jobs alike (pool, policy, amounts, preemptibility, worker) are counted together.
-        alike: dict[tuple[str, str, Amounts, bool, str | None], list[Holding]] = {}
+        # Jobs of one pool, policy, preemptibility and worker are summed, then counted at once.
+        sums: dict[tuple[str, str, bool, str | None], tuple[Holding, dict[str, int]]] = {}
         for job in holding:
             if job.stopping:
                 stopping.append(job)
-            group = (job.pool, job.policy, job.amounts, job.preemptible, job.worker)
-            found = alike.get(group)
+            group = (job.pool, job.policy, job.preemptible, job.worker)
+            found = sums.get(group)
             if found is None:
-                alike[group] = [job]
-            else:
-                found.append(job)
-        for jobs in alike.values():
-            job = jobs[0]
+                found = sums[group] = (job, defaultdict(int))
+            total = found[1]
+            for key, value in job.amounts:
+                total[key] += value
+        for job, total in sums.values():
             pool, policy = self._uses(job)
             self._policy_trees[job.policy][id(pool.tree)] = pool.tree
-            times = len(jobs)
-            amounts = job.amounts if times == 1 else tuple((k, v * times) for k, v in job.amounts)
-            self.take(pool, policy, amounts, not job.preemptible, job.worker)
+            self.take(pool, policy, tuple(total.items()), not job.preemptible, job.worker)
         for job in stopping:
             self.leave(job)
         # As of the snapshot: who borrows is judged on this, so the cycle's own admissions
