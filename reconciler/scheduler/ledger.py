@@ -415,15 +415,18 @@ class Ledger:
         policy = self.policies[route.policy]
         in_pool: dict[str, int] = {}
         in_policy: dict[str, int] = {}
+        used, capacity, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
         for key, need in route.demand:
             if np and policy.np_used[key] + need > policy.reserved.get(key, 0):
                 return None
-            over = tree.used[key] + need - tree.capacity.get(key, 0)
+            over = used[key] + need - capacity.get(key, 0)
             if over > 0:
                 in_pool[key] = over
-            limit = policy.limit.get(key)
-            if limit is not None and policy.used[key] + need > limit:
-                in_policy[key] = policy.used[key] + need - limit
+            limit = limits.get(key)
+            if limit is not None:
+                over = mine[key] + need - limit
+                if over > 0:
+                    in_policy[key] = over
         return in_pool, in_policy
 
     def held_for(self, route: Route) -> bool:
@@ -438,7 +441,10 @@ class Ledger:
         """Whether the route fit its tree before this cycle's admissions took capacity."""
         tree = self.pools[route.pool].tree
         start, capacity = tree.start, tree.capacity
-        return all(start.get(k, 0) + need <= capacity.get(k, 0) for k, need in route.demand)
+        for key, need in route.demand:
+            if start.get(key, 0) + need > capacity.get(key, 0):
+                return False
+        return True
 
     def borrowing(self, policy: str, keys: set[str], minus: dict[str, int] | None = None) -> bool:
         """Whether a policy uses more than it reserved on one of `keys`: as of the snapshot,
@@ -465,7 +471,10 @@ class Ledger:
         """Whether the route's policy would stay inside its reservation with the job added."""
         policy = self.policies[route.policy]
         used, reserved = policy.used, policy.reserved
-        return all(used[k] + need <= reserved.get(k, 0) for k, need in route.demand)
+        for key, need in route.demand:
+            if used[key] + need > reserved.get(key, 0):
+                return False
+        return True
 
     # -- pools sharing a tree: the same questions one level up --------------------------------
 

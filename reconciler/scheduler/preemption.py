@@ -25,7 +25,7 @@ dropped is minimal: no proper subset lets the waiter in.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.ledger import Ledger, TreeUse
@@ -43,8 +43,7 @@ def keys_of(amounts: Amounts) -> frozenset[str]:
     return found
 
 
-@dataclass(frozen=True)
-class Victims:
+class Victims(NamedTuple):
     jobs: tuple[Holding, ...]
     why: str  # "reclaim" or "priority"
 
@@ -248,7 +247,7 @@ def victims_among(
         if kind == "reclaim":
             why = kind
             break
-    return Victims(tuple(job for job, _ in chosen), why)
+    return Victims(tuple([job for job, _ in chosen]), why)
 
 
 def _change(
