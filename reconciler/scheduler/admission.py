@@ -39,9 +39,11 @@ class Lane(NamedTuple):
         return cls(route, pool, ledger.policies[route.policy], pool.tree)
 
 
-# (order, job, lanes, shape, claimant): `shape` is shared by look-alike jobs (same pools,
-# policies and demand on every route).
-Waiting = tuple[tuple[bool, int, float, int], Queued, tuple[Lane, ...], int, bool]
+# (order, job, lanes, shape, claimant, run): `shape` is shared by look-alike jobs (same pools,
+# policies and demand on every route); `run`: the jobs right after this one in the order with
+# the same request, batch, submission time and bypass count, none of them held for (a
+# batch's ranks, usually), which `Admission.run` may decide together.
+Waiting = tuple[tuple[bool, int, float, int], Queued, tuple[Lane, ...], int, bool, list[Queued]]
 
 # Victim searches that found nothing this cycle, per (pool, policy, non-preemptible, batch):
 # (priority, demand). Within a cycle usage only grows and candidates only leave, so a waiter
@@ -71,59 +73,76 @@ class Admission:
         self.bypasses = Bypasses(snapshot.max_bypass, _HoldForHead(snapshot, ledger))
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: Hopeless = {}
+        self.failed: Failed = {}
+        self._last: tuple[Reason, bool] = (reason(ReasonCode.PENDING_EVALUATION), False)
 
     def run(self, waiting: Sequence[Waiting]) -> None:
-        ledger, reasons, bypasses = self.ledger, self.reasons, self.bypasses
-        fits, limit, batches = ledger.fits, bypasses.limit, self.batches
-        failed: Failed = {}
+        reasons, bypasses = self.reasons, self.bypasses
         # The last job's outcome when it only got a reason (nothing changed): a next job with
-        # the same request, batch and count takes the same path to the same reason, so a
-        # batch's ranks after the first few cost a lookup each.
+        # the same request, batch and count takes the same path to the same reason, so the
+        # rest of a batch's ranks get it at once.
         last: tuple[object, int, int] | None = None
-        last_reason: Reason | None = None
-        last_watched = False
-        for _, job, lanes, shape, claimant in waiting:
-            if last is not None and not claimant:
-                if last == (job.request, job.batch, job.bypassed):
-                    reasons[job.id] = last_reason  # type: ignore[assignment]
-                    if last_watched:
-                        bypasses.also(job.id)
-                    continue
-                last = None
-            np = not job.request.preemptible
-            if len(lanes) == 1:
-                lane = lanes[0]
-                tree = lane.tree
-                if tree.dead == tree.version and not claimant and job.bypassed < limit:
-                    closed = self._closed(job, lane, np)
-                    if closed is not None:
-                        reasons[job.id] = last_reason = closed
-                        last, last_watched = (job.request, job.batch, job.bypassed), False
-                        continue
-                version: object = tree.version
+        for _, job, lanes, shape, claimant, run in waiting:
+            if last is not None and not claimant and last == (job.request, job.batch, job.bypassed):
+                alike: Sequence[Queued] = (job, *run) if run else (job,)
             else:
-                version = tuple(lane.tree.version for lane in lanes)
-            priority = lanes[0].route.priority
-            look_alike = (shape, np, job.batch if job.batch in batches else 0)
-            seen = None if claimant or job.bypassed >= limit else failed.get(look_alike)
-            if seen is not None and seen[0] == version and _same_outcome(seen, priority):
-                reasons[job.id] = last_reason = seen[2]
-                last, last_watched = (job.request, job.batch, job.bypassed), bool(seen[3])
-                if last_watched:
-                    bypasses.watch(job.id, job.bypassed, seen[3])
-                continue
-            last = None
-            failures: list[tuple[Lane, Failure]] = []
-            for lane in lanes:
-                failure = fits(lane.pool, lane.policy, lane.route.demand, np)
-                if failure is None:
-                    self._admit(job.id, lane, np)
-                    break
-                failures.append((lane, failure))
-            else:
-                outcome = self._wait(job, failures, claimant, np)
-                if outcome is not None:
-                    failed[look_alike] = (version, priority, *outcome)
+                outcome = self._step(job, lanes, shape, claimant)
+                last = None if outcome is None else (job.request, job.batch, job.bypassed)
+                alike = ()
+                for position, member in enumerate(run):
+                    if last is not None:
+                        alike = run[position:]
+                        break
+                    outcome = self._step(member, lanes, shape, claimant)
+                    last = None if outcome is None else (job.request, job.batch, job.bypassed)
+            if alike:
+                why, watched = self._last
+                for member in alike:
+                    reasons[member.id] = why
+                if watched:
+                    bypasses.also([member.id for member in alike])
+
+    def _step(
+        self, job: Queued, lanes: tuple[Lane, ...], shape: int, claimant: bool
+    ) -> Reason | None:
+        """Admit, preempt for, or explain one job. Returns its reason when that is all it got
+        (nothing changed: the next alike job takes the same path), after keeping it, and
+        whether it is watched for bypass, in `_last`."""
+        reasons, limit = self.reasons, self.bypasses.limit
+        np = not job.request.preemptible
+        if len(lanes) == 1:
+            lane = lanes[0]
+            tree = lane.tree
+            if tree.dead == tree.version and not claimant and job.bypassed < limit:
+                closed = self._closed(job, lane, np)
+                if closed is not None:
+                    reasons[job.id] = closed
+                    self._last = (closed, False)
+                    return closed
+            version: object = tree.version
+        else:
+            version = tuple(lane.tree.version for lane in lanes)
+        priority = lanes[0].route.priority
+        look_alike = (shape, np, job.batch if job.batch in self.batches else 0)
+        seen = None if claimant or job.bypassed >= limit else self.failed.get(look_alike)
+        if seen is not None and seen[0] == version and _same_outcome(seen, priority):
+            why = reasons[job.id] = seen[2]
+            self._last = (why, bool(seen[3]))
+            if seen[3]:
+                self.bypasses.watch(job.id, job.bypassed, seen[3])
+            return why
+        failures: list[tuple[Lane, Failure]] = []
+        fits = self.ledger.fits
+        for lane in lanes:
+            failure = fits(lane.pool, lane.policy, lane.route.demand, np)
+            if failure is None:
+                self._admit(job.id, lane, np)
+                return None
+            failures.append((lane, failure))
+        outcome = self._wait(job, failures, claimant, np)
+        if outcome is not None:
+            self.failed[look_alike] = (version, priority, *outcome)
+        return None
 
     def _admit(self, job: int, lane: Lane, np: bool) -> None:
         route, ledger = lane.route, self.ledger

@@ -30,7 +30,7 @@ from operator import attrgetter, itemgetter
 
 from reconciler.scheduler.admission import Admission, Lane, Waiting
 from reconciler.scheduler.ledger import Ledger, TreeUse
-from reconciler.scheduler.model import Decisions, Holding, JobRequest, Reject, Snapshot
+from reconciler.scheduler.model import Decisions, Holding, JobRequest, Queued, Reject, Snapshot
 from reconciler.scheduler.preemption import Candidates
 from reconciler.scheduler.reasons import BYPASSED, Reason
 from reconciler.scheduler.routing import resolve
@@ -80,7 +80,7 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
             outstanding.setdefault(held.preempted_for, []).append(held.id)
     candidates = {key: Candidates(ledger, jobs, trees[key]) for key, jobs in ranked.items()}
     # 3. Order: jobs room is held for, then priority, then submission time, then id.
-    waiting.sort(key=itemgetter(0))
+    waiting = _in_order(waiting)
     # 4. Admit (or preempt), and 5. reasons.
     admission = Admission(snapshot, ledger, candidates, outstanding, now)
     admission.run(waiting)
@@ -135,6 +135,10 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
     waiting: list[Waiting] = []
     append = waiting.append
     max_bypass = snapshot.max_bypass
+    # The run of alike jobs being gathered: what they share, and its last id.
+    run: list[Queued] = []
+    run_key: tuple[JobRequest, int, float, int] | None = None
+    run_last = 0
     last_request: JobRequest | None = None
     found: tuple[tuple[Lane, ...], int, int] | Reason | None = None
     for job in snapshot.queued:
@@ -171,8 +175,41 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
         held = claimant or job.bypassed >= max_bypass  # room is held for it
-        append(((not held, rank, job.submitted_at, job.id), job, lanes, shape, claimant))
+        alike = (request, job.batch, job.submitted_at, job.bypassed)
+        if not held and alike == run_key and job.id > run_last:
+            run.append(job)
+            run_last = job.id
+            continue
+        run = []
+        append(((not held, rank, job.submitted_at, job.id), job, lanes, shape, claimant, run))
+        run_key, run_last = (None if held else alike), job.id
     return rejects, waiting
+
+
+def _in_order(waiting: list[Waiting]) -> list[Waiting]:
+    """Sorted by place in the order. A run of alike jobs is sorted as one entry, its first
+    job's place, when no other job falls between its first and last (they share everything
+    the order looks at but the id, which only grows along the run); else every job alone."""
+    waiting.sort(key=itemgetter(0))
+    previous: Waiting | None = None
+    for entry in waiting:
+        if previous is not None and previous[5]:
+            order = entry[0]
+            before = previous[0]
+            if order[:3] == before[:3] and order[3] < previous[5][-1].id:
+                return _one_by_one(waiting)
+        previous = entry
+    return waiting
+
+
+def _one_by_one(waiting: list[Waiting]) -> list[Waiting]:
+    alone: list[Waiting] = []
+    for order, job, lanes, shape, claimant, run in waiting:
+        alone.append((order, job, lanes, shape, claimant, []))
+        for member in run:
+            alone.append(((*order[:3], member.id), member, lanes, shape, claimant, []))
+    alone.sort(key=itemgetter(0))
+    return alone
 
 
 def _note_trees(lanes: tuple[Lane, ...]) -> None:

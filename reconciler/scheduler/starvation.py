@@ -72,10 +72,10 @@ class Bypasses:
         for key, counter in starts.items():
             self._push(key, counter + remaining, watched)
 
-    def also(self, job: int) -> None:
-        """A job passed exactly as the one watched last (the same routes and count, no
-        admission in between): it joins that entry."""
-        self._watched[-1].jobs.append(job)
+    def also(self, jobs: list[int]) -> None:
+        """Jobs passed exactly as the one watched last (the same routes and count, no
+        admission in between): they join that entry."""
+        self._watched[-1].jobs.extend(jobs)
 
     def admitted(self, tree: TreeUse) -> None:
         """An admission onto `tree`: it passes every job watched there."""
