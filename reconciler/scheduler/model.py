@@ -106,6 +106,22 @@ class AppliedConfig:
         of one form are look-alikes to the scheduler."""
         return {}
 
+    @functools.cached_property
+    def routing_cache(self) -> dict[tuple[str, str], object]:
+        """What routing works out once per (pool, policy) of this configuration."""
+        return {}
+
+    @functools.cached_property
+    def pools_of_subject(self) -> dict[str, frozenset[str]]:
+        """Per subject, the pools one of whose policies names it."""
+        index: dict[str, set[str]] = {}
+        for pool in self.pools.values():
+            for name in pool.policies:
+                policy = self.policies.get(name)
+                if policy is not None and policy.subject is not None:
+                    index.setdefault(policy.subject, set()).add(pool.name)
+        return {subject: frozenset(names) for subject, names in index.items()}
+
     def policies_of_subject(self, subject: str) -> list[Policy]:
         return list(self._by_subject.get(subject, ()))
 

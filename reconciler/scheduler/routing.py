@@ -55,8 +55,14 @@ class Candidate:
 
 
 def make_candidate(config: AppliedConfig, pool: Pool, policy: Policy) -> Candidate:
+    cache = config.routing_cache  # one per (pool, policy) of the configuration
+    key = (pool.name, policy.name)
+    found = cache.get(key)
+    if isinstance(found, Candidate) and found.pool is pool and found.policy is policy:
+        return found
     shared = config.tree_capacity(pool.name) if len(config.tree_of(pool.name)) > 1 else None
-    return Candidate(pool, policy, shared)
+    made = cache[key] = Candidate(pool, policy, shared)
+    return made
 
 
 def _suggest(word: str, choices: list[str]) -> str:
@@ -212,9 +218,12 @@ def _closeness(missing: list[Shortfall]) -> tuple[int, float]:
 def _alternatives(request: JobRequest, config: AppliedConfig, tried: set[str]) -> list[str]:
     """Pools this job could run on if it named them (for the hint of a rejection)."""
     found = []
+    named = None if request.subject is None else config.pools_of_subject.get(request.subject)
     for pool in config.pools.values():
         if pool.name in tried:
             continue
+        if request.subject is not None and (named is None or pool.name not in named):
+            continue  # none of its policies is the subject's
         policies = [config.policies[name] for name in pool.policies]
         if request.subject is not None:
             policies = [p for p in policies if p.subject == request.subject]
