@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from reconciler.scheduler.ledger import Failure, Ledger, PolicyUse, PoolUse, TreeUse
-from reconciler.scheduler.model import Admit, Holding, Preempt, Queued, Route, Snapshot
+from reconciler.scheduler.model import Admit, Holding, JobRequest, Preempt, Queued, Route, Snapshot
 from reconciler.scheduler.preemption import Candidates, Victims, victims_among
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.starvation import Bypasses
@@ -81,20 +81,22 @@ class Admission:
         # The last job's outcome when it only got a reason (nothing changed): a next job with
         # the same request, batch and count takes the same path to the same reason, so the
         # rest of a batch's ranks get it at once.
-        last: tuple[object, int, int] | None = None
+        last: JobRequest | None = None  # with the batch and count of that job
+        last_of = (0, 0)
         for _, job, lanes, shape, claimant, run in waiting:
-            if last is not None and not claimant and last == (job.request, job.batch, job.bypassed):
+            if job.request is last and not claimant and last_of == (job.batch, job.bypassed):
                 alike: Sequence[Queued] = (job, *run) if run else (job,)
             else:
                 outcome = self._step(job, lanes, shape, claimant)
-                last = None if outcome is None else (job.request, job.batch, job.bypassed)
+                last = None if outcome is None else job.request
+                last_of = (job.batch, job.bypassed)
                 alike = ()
-                for position, member in enumerate(run):
+                for position, member in enumerate(run):  # each alike the job before it
                     if last is not None:
                         alike = run[position:]
                         break
                     outcome = self._step(member, lanes, shape, claimant)
-                    last = None if outcome is None else (job.request, job.batch, job.bypassed)
+                    last = None if outcome is None else member.request
             if alike:
                 why, watched = self._last
                 for member in alike:

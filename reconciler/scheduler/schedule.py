@@ -137,7 +137,8 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
     max_bypass = snapshot.max_bypass
     # The run of alike jobs being gathered: what they share, and its last id.
     run: list[Queued] = []
-    run_key: tuple[JobRequest, int, float, int] | None = None
+    run_request: JobRequest | None = None
+    run_key: tuple[int, float, int] | None = None
     run_last = 0
     last_request: JobRequest | None = None
     found: tuple[tuple[Lane, ...], int, int] | Reason | None = None
@@ -175,14 +176,14 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
         held = claimant or job.bypassed >= max_bypass  # room is held for it
-        alike = (request, job.batch, job.submitted_at, job.bypassed)
-        if not held and alike == run_key and job.id > run_last:
+        alike = (job.batch, job.submitted_at, job.bypassed)
+        if request is run_request and not held and alike == run_key and job.id > run_last:
             run.append(job)
             run_last = job.id
             continue
         run = []
         append(((not held, rank, job.submitted_at, job.id), job, lanes, shape, claimant, run))
-        run_key, run_last = (None if held else alike), job.id
+        run_request, run_key, run_last = (None if held else request), alike, job.id
     return rejects, waiting
 
 
