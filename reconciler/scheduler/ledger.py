@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from reconciler.scheduler.amounts import WORKER, Amounts
 from reconciler.scheduler.model import AppliedConfig, Holding, Policy, Pool, Route
@@ -23,8 +23,7 @@ Usage = dict[str, dict[str, int]]
 _NO_LIMIT: Mapping[str, int] = {}
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(NamedTuple):
     """Why a route does not fit now. `level`: where the first binding limit is ("reserved",
     "limit", "pool", "overcommitted"); `deficit`: units missing per key at that level ("pool":
     in the tree of pools it shares capacity with)."""
@@ -333,20 +332,50 @@ class Ledger:
     def fits(self, pool: PoolUse, policy: PolicyUse, demand: Amounts, np: bool) -> Failure | None:
         """`check` without would-be victims: the question every queued job asks."""
         tree = pool.tree
-        used, capacity, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
+        used, capacities, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
+        # One pass: what binds at each level, kept only when something does.
+        over: list[tuple[str, int]] | None = None
+        limited: list[tuple[str, int]] | None = None
+        reserved: list[tuple[str, int]] | None = None
+        overcommitted: list[tuple[str, int]] | None = None
+        fails = False
         for key, need in demand:
-            if used[key] + need > capacity.get(key, 0):
-                break
+            capacity = capacities.get(key, 0)
+            now = used[key]
+            if now > capacity:
+                if overcommitted is None:
+                    overcommitted = []
+                overcommitted.append((key, now - capacity))
+                fails = fails or now + need > capacity
+            elif now + need > capacity:
+                if over is None:
+                    over = []
+                over.append((key, now + need - capacity))
+                fails = True
             limit = limits.get(key)
             if limit is not None and mine[key] + need > limit:
-                break
-            if np and policy.np_used[key] + need > policy.reserved.get(key, 0):
-                break
-        else:
+                if limited is None:
+                    limited = []
+                limited.append((key, mine[key] + need - limit))
+                fails = True
+            if np:
+                guaranteed = policy.reserved.get(key, 0)
+                if policy.np_used[key] + need > guaranteed:
+                    if reserved is None:
+                        reserved = []
+                    reserved.append((key, policy.np_used[key] + need - guaranteed))
+                    fails = True
+        if not fails:
             if pool.pool.kind == "worker" and self.free_worker(pool) is None:
                 return Failure("pool", ((WORKER, 0),))
             return None
-        return _failure_now(tree, policy, demand, np)
+        if reserved:
+            return Failure("reserved", tuple(reserved))
+        if limited:
+            return Failure("limit", tuple(limited))
+        if overcommitted:
+            return Failure("overcommitted", tuple(overcommitted))
+        return Failure("pool", tuple(over or ()))
 
     def _fits(
         self,
@@ -508,37 +537,3 @@ class Ledger:
         used, capacity = pool.used, pool.capacity
         return all(used[k] + need <= capacity.get(k, 0) for k, need in route.demand)
 
-
-def _failure_now(tree: TreeUse, policy: PolicyUse, demand: Amounts, np: bool) -> Failure:
-    """`Ledger._failure` without would-be victims: the failure every queued job that does
-    not fit gets."""
-    over: list[tuple[str, int]] = []
-    limited: list[tuple[str, int]] = []
-    reserved: list[tuple[str, int]] | None = None
-    overcommitted: list[tuple[str, int]] | None = None
-    used, capacities, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
-    for key, need in demand:
-        capacity = capacities.get(key, 0)
-        now = used[key]
-        if now > capacity:
-            if overcommitted is None:
-                overcommitted = []
-            overcommitted.append((key, now - capacity))
-        elif now + need > capacity:
-            over.append((key, now + need - capacity))
-        limit = limits.get(key)
-        if limit is not None and mine[key] + need > limit:
-            limited.append((key, mine[key] + need - limit))
-        if np:
-            guaranteed = policy.reserved.get(key, 0)
-            if policy.np_used[key] + need > guaranteed:
-                if reserved is None:
-                    reserved = []
-                reserved.append((key, policy.np_used[key] + need - guaranteed))
-    if reserved:
-        return Failure("reserved", tuple(reserved))
-    if limited:
-        return Failure("limit", tuple(limited))
-    if overcommitted:
-        return Failure("overcommitted", tuple(overcommitted))
-    return Failure("pool", tuple(over))
