@@ -46,6 +46,9 @@ class TreeUse:
         "claimed",
         "dead",
         "floor",
+        "held_changes",
+        "held_floor",
+        "holder_seen",
         "holds",
         "lenders",
         "memo",
@@ -66,6 +69,11 @@ class TreeUse:
         self.claimed: dict[str, int] = defaultdict(int)
         # job -> (its route, a claim?, what is held for it), in the order capacity was held
         self.holds: dict[int, tuple[Route, bool, dict[str, int]]] = {}
+        # The least priority of a job something is held for (None: nothing held), how often
+        # holds changed, and `holder` as of a count of changes.
+        self.held_floor: int | None = None
+        self.held_changes = 0
+        self.holder_seen: tuple[int, tuple[int, bool] | None] = (-1, None)
         self.admitted: list[tuple[int, int]] = []  # this cycle: (job, priority)
         self.lenders = 0  # moves when a policy or pool with jobs here stops borrowing
         # For `schedule`: the least any queued job asks of a key every one of them asks for;
@@ -81,10 +89,16 @@ class TreeUse:
     @property
     def holder(self) -> tuple[int, bool] | None:
         """The first job capacity is held for, and whether for a claim."""
+        seen, found = self.holder_seen
+        if seen == self.held_changes:
+            return found
+        found = None
         for job, (_, claim, amounts) in self.holds.items():
             if any(amounts.values()):
-                return job, claim
-        return None
+                found = (job, claim)
+                break
+        self.holder_seen = (self.held_changes, found)
+        return found
 
 
 class PoolUse:
@@ -262,7 +276,8 @@ class Ledger:
         tree = self.pools[route.pool].tree
         tree.version += 1
         used, capacity = tree.used, tree.capacity
-        _, _, mine = tree.holds.setdefault(job, (route, claim, {}))
+        held_route, _, mine = tree.holds.setdefault(job, (route, claim, {}))
+        tree.held_changes += 1
         for key, need in route.demand:
             limit = capacity.get(key)
             if limit is None:
@@ -274,11 +289,17 @@ class Ledger:
                 used[key] += held
                 tree.claimed[key] += held
                 mine[key] = mine.get(key, 0) + held
+        if any(mine.values()):
+            floor = tree.held_floor
+            if floor is None or held_route.priority < floor:
+                tree.held_floor = held_route.priority
 
     def lower_claims(self, route: Route) -> list[int]:
         """Jobs of lower priority than the route's with capacity held for them in its tree
         (claimants, and jobs passed too often)."""
         tree = self.pools[route.pool].tree
+        if tree.held_floor is None or tree.held_floor >= route.priority:
+            return []
         return [
             job
             for job, (held_route, _, amounts) in tree.holds.items()
@@ -299,9 +320,12 @@ class Ledger:
         a claim."""
         route, claim, amounts = tree.holds.pop(job)
         tree.version += 1
+        tree.held_changes += 1
         for key, value in amounts.items():
             tree.used[key] -= value
             tree.claimed[key] -= value
+        held = [r.priority for r, _, left in tree.holds.values() if any(left.values())]
+        tree.held_floor = min(held) if held else None
         return route, claim
 
     # -- questions -------------------------------------------------------------------------------
