@@ -75,7 +75,8 @@ class TreeUse:
         self.held_changes = 0
         self.holder_seen: tuple[int, tuple[int, bool] | None] = (-1, None)
         self.admitted: list[tuple[int, int]] = []  # this cycle: (job, priority)
-        self.lenders = 0  # moves when a policy or pool with jobs here stops borrowing
+        # Policies (False) and pools (True) with jobs here that stopped borrowing, in order.
+        self.lenders: list[tuple[bool, str]] = []
         # For `schedule`: the least any queued job asks of a key every one of them asks for;
         # whether some job may use another tree too; the version last looked at and the one
         # at which nothing queued can get in any more; outcomes at `memo_version`.
@@ -245,7 +246,7 @@ class Ledger:
         ):
             borrowers.discard(job.policy)
             for tree in self._policy_trees.get(job.policy, {}).values():
-                tree.lenders += 1
+                tree.lenders.append((False, job.policy))
         if job.pool in self.pool_borrowers and not self._still_borrows(
             self.pool_start.get(job.pool, _NO_LIMIT),
             pool_leaving,
@@ -253,7 +254,7 @@ class Ledger:
         ):
             self.pool_borrowers.discard(job.pool)
             if pool is not None:
-                pool.tree.lenders += 1
+                pool.tree.lenders.append((True, job.pool))
 
     @staticmethod
     def _still_borrows(
@@ -560,4 +561,3 @@ class Ledger:
         pool = self.pools[route.pool]
         used, capacity = pool.used, pool.capacity
         return all(used[k] + need <= capacity.get(k, 0) for k, need in route.demand)
-

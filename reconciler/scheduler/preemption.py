@@ -77,18 +77,42 @@ class Candidates:
         self._givable: dict[frozenset[str], list[Holding]] = {}
 
     def lending(self) -> list[Holding]:
-        ledger = self.ledger
-        if self.tree is not None:
-            stamp: object = self.tree.lenders
-        else:
-            stamp = (len(ledger.borrowers), len(ledger.pool_borrowers))
-        if self._lending is None or stamp != self._stamp:
-            self._stamp = stamp
-            source = self.jobs if self._lending is None else self._lending
-            self._lending = [job for job in source if self._lends(job)]
+        if self._lending is None:
+            self._lending = [job for job in self.jobs if self._lends(job)]
+            self._stamp = self._seen()
+            return self._lending
+        stamp = self._seen()
+        if stamp == self._stamp:
+            return self._lending
+        lends = self._lends
+        if self.tree is not None and isinstance(self._stamp, int):
+            # Only jobs of the policies and pools that stopped since can have stopped lending.
+            stopped = self.tree.lenders[self._stamp :]
+            policies = {name for pool, name in stopped if not pool}
+            pools = {name for pool, name in stopped if pool}
+            self._lending = [
+                job
+                for job in self._lending
+                if (job.policy not in policies and job.pool not in pools) or lends(job)
+            ]
             for keys, jobs in self._givable.items():
-                self._givable[keys] = [job for job in jobs if self._lends(job)]
+                self._givable[keys] = [
+                    job
+                    for job in jobs
+                    if (job.policy not in policies and job.pool not in pools) or lends(job)
+                ]
+        else:
+            self._lending = [job for job in self._lending if lends(job)]
+            for keys, jobs in self._givable.items():
+                self._givable[keys] = [job for job in jobs if lends(job)]
+        self._stamp = stamp
         return self._lending
+
+    def _seen(self) -> object:
+        """How far the changes to who lends have been taken in."""
+        if self.tree is not None:
+            return len(self.tree.lenders)
+        return (len(self.ledger.borrowers), len(self.ledger.pool_borrowers))
 
     def _lends(self, job: Holding) -> bool:
         return job.policy in self.ledger.borrowers or job.pool in self.ledger.pool_borrowers

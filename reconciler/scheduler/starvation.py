@@ -104,10 +104,10 @@ class Bypasses:
     def count(self, watched: _Watched) -> int:
         if watched.final is not None:
             return watched.final
-        counters = self._counter
-        return watched.base + sum(
-            counters.get(key, 0) - start for key, start in watched.starts.items()
-        )
+        counters, count = self._counter, watched.base
+        for key, start in watched.starts.items():
+            count += counters.get(key, 0) - start
+        return count
 
     def _remaining(self, watched: _Watched) -> int:
         # With several trees the count may also grow elsewhere: look again at each admission.
