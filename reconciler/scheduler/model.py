@@ -107,7 +107,7 @@ class AppliedConfig:
         return {}
 
     @functools.cached_property
-    def routing_cache(self) -> dict[tuple[str, str], object]:
+    def routing_cache(self) -> dict[tuple[str, ...], object]:
         """What routing works out once per (pool, policy) of this configuration."""
         return {}
 

@@ -97,6 +97,9 @@ def candidates(request: JobRequest, config: AppliedConfig) -> list[Candidate] | 
     """The routes a job asks for, before checking that any could ever hold it."""
     pool_name = request.pool
     if pool_name is None and request.subject is not None:
+        known = config.routing_cache.get(("subject", request.subject, ""))
+        if isinstance(known, list):  # the subject's candidates, worked out once
+            return list(known)
         policies = config.policies_of_subject(request.subject)
         if not policies:
             subjects = {p.subject for p in config.policies.values() if p.subject}
@@ -106,11 +109,13 @@ def candidates(request: JobRequest, config: AppliedConfig) -> list[Candidate] | 
                 where="",
                 suggestion=_suggest(request.subject, sorted(subjects)),
             )
-        return [
+        found = [
             make_candidate(config, config.pools[p.pool], p)
             for p in policies
             if p.pool in config.pools
         ]
+        config.routing_cache[("subject", request.subject, "")] = found
+        return list(found)
     if pool_name is None:
         wants_gpu = request.gpus() > 0
         pool_name = config.default_compute_pool if wants_gpu else config.default_aux_pool
