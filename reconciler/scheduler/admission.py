@@ -178,7 +178,9 @@ class Admission:
             preempted = self._preempt(job.id, *found)
             self.preempts.append(preempted)
             self.claims[job.id] = self.now + self.snapshot.claim_ttl
-            lane, failure = next(f for f in failures if f[0].route.pool == preempted.pool)
+            for lane, failure in failures:  # noqa: B007 (the pair where the victims are)
+                if lane.route.pool == preempted.pool:
+                    break
             _hold(ledger, job.id, lane.route, failure)
             self.reasons[job.id] = reason(
                 ReasonCode.WAITING_FOR_VICTIMS,
