@@ -138,12 +138,22 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
     # The run of alike jobs being gathered: what they share, and its last id.
     run: list[Queued] = []
     run_request: JobRequest | None = None
-    run_key: tuple[int, float, int] | None = None
-    run_last = 0
+    run_batch, run_at, run_bypassed, run_last = 0, 0.0, 0, 0
     last_request: JobRequest | None = None
     found: tuple[tuple[Lane, ...], int, int] | Reason | None = None
     for job in snapshot.queued:
         request: JobRequest = job.request
+        if (
+            request is run_request
+            and job.batch == run_batch
+            and job.submitted_at == run_at
+            and job.bypassed == run_bypassed
+            and job.id > run_last
+            and (job.claim_until is None or job.claim_until <= now)
+        ):
+            run.append(job)  # alike the run's first, which room is not held for either
+            run_last = job.id
+            continue
         if request is not last_request:  # a batch's ranks follow one another
             last_request = request
             found = by_identity.get(id(request))
@@ -176,14 +186,15 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
         held = claimant or job.bypassed >= max_bypass  # room is held for it
-        alike = (job.batch, job.submitted_at, job.bypassed)
-        if request is run_request and not held and alike == run_key and job.id > run_last:
-            run.append(job)
-            run_last = job.id
-            continue
         run = []
         append(((not held, rank, job.submitted_at, job.id), job, lanes, shape, claimant, run))
-        run_request, run_key, run_last = (None if held else request), alike, job.id
+        run_request = None if held else request
+        run_batch, run_at, run_bypassed, run_last = (
+            job.batch,
+            job.submitted_at,
+            job.bypassed,
+            job.id,
+        )
     return rejects, waiting
 
 
