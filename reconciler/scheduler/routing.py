@@ -193,22 +193,31 @@ def demand_on(candidate: Candidate, request: JobRequest) -> tuple[Amounts, list[
     demand: dict[str, int] = {}
     missing: list[Shortfall] = []
     wanted = dict(request.resources)
-    if STEP_RUN in pool.capacity:
+    capacities, shared = pool.capacity, candidate.shared
+    if STEP_RUN in capacities:
         wanted[STEP_RUN] = SCALE
+    limits, reserved = policy.limit, policy.reserved
     for key, need in sorted(wanted.items()):
-        if key not in pool.capacity:
+        if key not in capacities:
             if not (pool.kind == "resource" and key in UNBOUNDED_WHEN_UNDECLARED):
                 missing.append(Shortfall(key, need, 0, "missing"))
             continue
         if key == "gpu" and pool.kind == "machine" and not _models_match(request, pool.gpu_types):
             missing.append(Shortfall(key, need, 0, "accelerator", pool.gpu_types))
             continue
-        demand[key] = need
-        capacity = pool.capacity[key] if candidate.shared is None else candidate.shared[key]
-        short = _check(key, need, policy, np, capacity, candidate.shared is not None)
+        demand[key] = need  # in key order: `demand` stays sorted
+        capacity = capacities[key] if shared is None else shared[key]
+        limit = None if limits is None else limits.get(key)
+        if (
+            need <= capacity
+            and (limit is None or need <= limit)
+            and (not np or need <= reserved.get(key, 0))
+        ):
+            continue  # what `_check` would find: nothing short
+        short = _check(key, need, policy, np, capacity, shared is not None)
         if short is not None:
             missing.append(short)
-    return tuple(sorted(demand.items())), missing
+    return tuple(demand.items()), missing
 
 
 def _describe(candidate: Candidate, missing: list[Shortfall]) -> str:
