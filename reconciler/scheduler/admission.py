@@ -308,11 +308,12 @@ class Admission:
 
     def _preempt(self, job: int, lane: Lane, found: Victims, candidates: Candidates) -> Preempt:
         """Mark the victims: they leave the candidates and what their policies borrow."""
-        gone = {v.id for v in found.jobs}
         candidates.remove(found.jobs)
+        leave = self.ledger.leave
         for victim in found.jobs:
-            self.ledger.leave(victim)
-        return Preempt(job, tuple(sorted(gone)), lane.route.pool, found.why)
+            leave(victim)
+        gone = tuple(sorted([victim.id for victim in found.jobs]))  # distinct jobs
+        return Preempt(job, gone, lane.route.pool, found.why)
 
 
 class _HoldForHead:

@@ -143,6 +143,7 @@ class Ledger:
                 self.pools[name].tree = tree
         self.leaving: Usage = defaultdict(lambda: defaultdict(int))  # per policy, being stopped
         self.pool_leaving: Usage = defaultdict(lambda: defaultdict(int))  # per pool
+        self._built = False
         stopping = []
         # The trees each policy has jobs in: where its jobs stop being victims once it no
         # longer borrows.
@@ -183,6 +184,7 @@ class Ledger:
             for p, used in self.pool_start.items()
             if len(self.pools[p].tree.names) > 1 and self.pool_borrowing(p, set(used))
         }
+        self._built = True
 
     def _uses(self, job: Holding) -> tuple[PoolUse, PolicyUse]:
         """Where a held job counts. A pool or policy an apply has since removed gets a ledger
@@ -236,9 +238,9 @@ class Ledger:
         for key, value in job.amounts:
             leaving[key] += value
             pool_leaving[key] += value
-        borrowers = getattr(self, "borrowers", None)
-        if borrowers is None:  # still building: borrowers are judged afterwards
+        if not self._built:  # still building: borrowers are judged afterwards
             return
+        borrowers = self.borrowers
         if job.policy in borrowers and not self._still_borrows(
             self.policy_start.get(job.policy, _NO_LIMIT),
             leaving,

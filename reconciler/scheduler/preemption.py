@@ -133,7 +133,8 @@ class Candidates:
         """Victims leave every view. They come from the front (victim order), so removing
         them one by one costs little; only the lists that hold them are touched."""
         _without(self.jobs, victims)
-        for policy in {job.policy for job in victims}:
+        policies = [victims[0].policy] if len(victims) == 1 else {job.policy for job in victims}
+        for policy in policies:
             found = self.own.get(policy)
             if found is not None:
                 _without(found, victims)
