@@ -14,7 +14,7 @@ import hashlib
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import astuple, replace
 from typing import TYPE_CHECKING, Any
 
@@ -44,11 +44,10 @@ from state.postgres_schema import check_layout, create_statements, layout_query,
 from state.records import (
     MAX_SERIAL,
     StoredRecord,
-    decode_object,
     decode_record,
-    encode_object,
     encode_record,
 )
+from state.sql_objects import SqlObjectTable
 
 if TYPE_CHECKING:
     import psycopg
@@ -59,7 +58,6 @@ _RESOURCE_COLUMNS = (
     "address, resource_type, schema_version, attributes, provider_ids, dependencies, tainted,"
     " checksum"
 )
-_OBJECT_COLUMNS = "id, address, lineage, resource_type, attributes, tags, token"
 _LOCK_COLUMNS = "lock_id, operation, who, pid, host, created, path, info"
 
 
@@ -83,8 +81,10 @@ def _advisory_key(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
 
 
-class PostgresBackend:
+class PostgresBackend(SqlObjectTable):
     """StateStore and Locker over one PostgreSQL connection, shared by the threads of an apply."""
+
+    _mark = "%s"
 
     def __init__(
         self,
@@ -458,83 +458,16 @@ class PostgresBackend:
         with self._writing() as conn:
             conn.execute(f"UPDATE {self._s}.meta SET moved_to = %s", (destination,))
 
-    # -- control-plane objects ------------------------------------------------------------
+    # -- control-plane objects (state/sql_objects.py) -------------------------------------
 
-    def _objects(self, where: str, params: Sequence[Any]) -> list[ControlObject]:
-        if not self.exists():
-            return []
-        with self._txn() as conn:
-            rows = conn.execute(f"SELECT {_OBJECT_COLUMNS} FROM {self._s}.objects {where}", params)
-            return [decode_object(*row) for row in rows.fetchall()]
+    def _objects_table(self) -> str:
+        return f"{self._s}.objects"
 
-    def list_objects(self, lineage: str) -> list[ControlObject]:
-        return self._objects("WHERE lineage = %s ORDER BY id", (lineage,))
+    def _objects_read(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        return self._txn()
 
-    def all_objects(self) -> list[ControlObject]:
-        return self._objects("ORDER BY id", ())
-
-    def get_objects(self, object_ids: Sequence[str]) -> list[ControlObject]:
-        return self._objects("WHERE id = ANY(%s) ORDER BY id", (list(object_ids),))
-
-    def _insert_object(self, conn: psycopg.Connection[Any], obj: ControlObject) -> None:
-        attributes, tags = encode_object(obj)
-        conn.execute(
-            f"INSERT INTO {self._s}.objects ({_OBJECT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)",
-            (
-                obj.object_id,
-                obj.address,
-                obj.lineage,
-                obj.resource_type,
-                attributes,
-                tags,
-                obj.token,
-            ),
-        )
-
-    def put_object(self, obj: ControlObject, *, replaces: str | None = None) -> ControlObject:
-        with self._writing() as conn:
-            if obj.token:
-                row = conn.execute(
-                    f"SELECT {_OBJECT_COLUMNS} FROM {self._s}.objects WHERE token = %s",
-                    (obj.token,),
-                ).fetchone()
-                if row is not None:
-                    return decode_object(*row)
-            self._insert_object(conn, obj)
-            if replaces:
-                conn.execute(f"DELETE FROM {self._s}.objects WHERE id = %s", (replaces,))
-        return obj
-
-    def _change_object(
-        self, object_id: str, sets: str, params: Sequence[Any]
-    ) -> ControlObject | None:
-        if not self.exists():
-            return None
-        with self._txn() as conn:
-            row = conn.execute(
-                f"UPDATE {self._s}.objects SET {sets} WHERE id = %s RETURNING {_OBJECT_COLUMNS}",
-                (*params, object_id),
-            ).fetchone()
-        return None if row is None else decode_object(*row)
-
-    def update_object(self, object_id: str, attributes: dict[str, Any]) -> ControlObject | None:
-        text, _ = encode_object(ControlObject(object_id, "", "", "", attributes))
-        return self._change_object(object_id, "attributes = %s", (text,))
-
-    def retag_object(
-        self, object_id: str, address: str, lineage: str, tags: dict[str, str]
-    ) -> ControlObject | None:
-        _, text = encode_object(ControlObject(object_id, address, lineage, "", {}, tags))
-        return self._change_object(
-            object_id, "address = %s, lineage = %s, tags = %s", (address, lineage, text)
-        )
-
-    def delete_object(self, object_id: str) -> bool:
-        if not self.exists():
-            return False
-        with self._txn() as conn:
-            gone = conn.execute(f"DELETE FROM {self._s}.objects WHERE id = %s", (object_id,))
-            return gone.rowcount > 0
+    def _objects_write(self) -> AbstractContextManager[psycopg.Connection[Any]]:
+        return self._writing()
 
     # -- the lock -------------------------------------------------------------------------
 

@@ -17,7 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import astuple
 from pathlib import Path
 from types import TracebackType
@@ -46,11 +46,10 @@ from state.model import (
 from state.records import (
     MAX_SERIAL,
     StoredRecord,
-    decode_object,
     decode_record,
-    encode_object,
     encode_record,
 )
+from state.sql_objects import SqlObjectTable
 from state.sqlite_schema import create_schema, inspect_layout, migrate
 
 __all__ = [
@@ -69,7 +68,6 @@ SENSITIVE_MARK = "sensitive:sha256:"  # how a salted hash of a sensitive value s
 _RESOURCE_COLUMNS = (
     "address, kind, schema_version, attributes, provider_ids, dependencies, tainted, checksum"
 )
-_OBJECT_COLUMNS = "id, address, lineage, resource_type, attributes, tags, token"
 _LOCK_COLUMNS = "lock_id, operation, who, pid, host, created, path, info"
 
 
@@ -91,8 +89,10 @@ def _decode_text(value: bytes | str | int | None) -> Any:
     return value.decode("utf-8") if isinstance(value, bytes) else value
 
 
-class SqliteStore:
+class SqliteStore(SqlObjectTable):
     """StateStore over a local SQLite file. Safe to share between threads of one process."""
+
+    _mark = "?"
 
     def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 10.0) -> None:
         self.path = Path(path)
@@ -477,92 +477,16 @@ class SqliteStore:
         with self._txn() as conn:
             conn.execute("UPDATE meta SET moved_to = ?", (destination,))
 
-    # -- control-plane objects ------------------------------------------------------------
+    # -- control-plane objects (state/sql_objects.py) -------------------------------------
 
-    def _objects(self, where: str, params: Sequence[Any]) -> list[ControlObject]:
-        if not self.exists():
-            return []
-        with self._txn("DEFERRED") as conn:
-            rows = conn.execute(f"SELECT {_OBJECT_COLUMNS} FROM objects {where}", params)
-            return [decode_object(*row) for row in rows.fetchall()]
+    def _objects_table(self) -> str:
+        return "objects"
 
-    def list_objects(self, lineage: str) -> list[ControlObject]:
-        return self._objects("WHERE lineage = ? ORDER BY id", (lineage,))
+    def _objects_read(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._txn("DEFERRED")
 
-    def all_objects(self) -> list[ControlObject]:
-        return self._objects("ORDER BY id", ())
-
-    def get_objects(self, object_ids: Sequence[str]) -> list[ControlObject]:
-        ids = list(dict.fromkeys(object_ids))
-        found: list[ControlObject] = []
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ", ".join("?" * len(chunk))
-            found += self._objects(f"WHERE id IN ({marks}) ORDER BY id", chunk)
-        return found
-
-    @staticmethod
-    def _insert_object(conn: sqlite3.Connection, obj: ControlObject) -> None:
-        attributes, tags = encode_object(obj)
-        conn.execute(
-            f"INSERT INTO objects ({_OBJECT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (
-                obj.object_id,
-                obj.address,
-                obj.lineage,
-                obj.resource_type,
-                attributes,
-                tags,
-                obj.token,
-            ),
-        )
-
-    def put_object(self, obj: ControlObject, *, replaces: str | None = None) -> ControlObject:
-        with self._txn() as conn:
-            if obj.token:
-                row = conn.execute(
-                    f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE token = ?", (obj.token,)
-                ).fetchone()
-                if row is not None:
-                    return decode_object(*row)
-            self._insert_object(conn, obj)
-            if replaces:
-                conn.execute("DELETE FROM objects WHERE id = ?", (replaces,))
-        return obj
-
-    def _change_object(
-        self, object_id: str, sets: str, params: Sequence[Any]
-    ) -> ControlObject | None:
-        if not self.exists():
-            return None
-        with self._txn() as conn:
-            if (
-                conn.execute(
-                    f"UPDATE objects SET {sets} WHERE id = ?", (*params, object_id)
-                ).rowcount
-                == 0
-            ):
-                return None
-            row = conn.execute(f"SELECT {_OBJECT_COLUMNS} FROM objects WHERE id = ?", (object_id,))
-            return decode_object(*row.fetchone())
-
-    def update_object(self, object_id: str, attributes: dict[str, Any]) -> ControlObject | None:
-        text, _ = encode_object(ControlObject(object_id, "", "", "", attributes))
-        return self._change_object(object_id, "attributes = ?", (text,))
-
-    def retag_object(
-        self, object_id: str, address: str, lineage: str, tags: dict[str, str]
-    ) -> ControlObject | None:
-        _, text = encode_object(ControlObject(object_id, address, lineage, "", {}, tags))
-        return self._change_object(
-            object_id, "address = ?, lineage = ?, tags = ?", (address, lineage, text)
-        )
-
-    def delete_object(self, object_id: str) -> bool:
-        if not self.exists():
-            return False
-        with self._txn() as conn:
-            return conn.execute("DELETE FROM objects WHERE id = ?", (object_id,)).rowcount > 0
+    def _objects_write(self) -> AbstractContextManager[sqlite3.Connection]:
+        return self._txn()
 
     # -- the row naming the lock holder ---------------------------------------------------
 

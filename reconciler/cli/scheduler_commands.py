@@ -75,8 +75,23 @@ def _context(directory: Path | None, near: Path | None = None) -> SchedulerConte
     from reconciler.scheduler.context import open_context
     from reconciler.workspace import open_state, state_path
 
-    configuration = load_configuration(_configuration_dir(directory, near))
+    where = _configuration_dir(directory, near).resolve()
+    configuration = load_configuration(where)
+    # A job command never writes where nothing was applied: a `.poolform/` made there would
+    # be taken for that directory's state next time.
+    if configuration.declares_nothing:
+        raise PoolformError(
+            f"{where} holds no poolform configuration (no *.yaml files, no .poolform/ in it "
+            "or above)",
+            hint="run job commands in the configuration's directory, or name it with --chdir DIR",
+        )
     path = state_path(configuration)
+    if configuration.cluster.state.backend == "sqlite" and not path.exists():
+        raise PoolformError(
+            f"nothing has been applied in {where} yet: it has no pools for jobs",
+            hint=f"run `poolform apply {where}` first, or name the configuration's "
+            "directory with --chdir DIR",
+        )
 
     def read_state() -> StateSnapshot | None:
         if configuration.cluster.state.backend == "sqlite" and not path.exists():

@@ -229,9 +229,11 @@ def state_migrate(
     pointed at it is told where the state went.
     """
     from reconciler.checks import load_configuration
-    from reconciler.workspace import open_state
-    from state.location import location_from_url, open_location
+    from reconciler.scheduler.queue_place import queue_place, refuse_stranded_jobs
+    from reconciler.workspace import open_state, state_location
+    from state.location import Location, location_from_url, open_location
     from state.migrate import migrate
+    from state.sqlite import default_state_path
 
     if not to_url and not from_url:
         raise PoolformError("say where to: --to URL (or where from: --from URL)")
@@ -243,6 +245,13 @@ def state_migrate(
             return open_state(configuration, moving=True)
         return open_location(location_from_url(url, Path.cwd()), directory=where)
 
+    def located(url: str | None) -> Location:
+        return state_location(configuration) if url is None else location_from_url(url, Path.cwd())
+
+    local_dir = default_state_path(Path(configuration.directory).absolute()).parent
+    refuse_stranded_jobs(
+        queue_place(located(from_url), local_dir), queue_place(located(to_url), local_dir)
+    )
     source = opened(from_url)
     try:
         target = opened(to_url)

@@ -75,8 +75,15 @@ def is_sensitive_value(value: Any) -> bool:
 
 def same_value(expected: Any, actual: Any, salt: str, *, subset: bool = False) -> bool:
     """Equal up to cosmetic differences. `subset`: keys the cloud added do not count."""
-    if isinstance(expected, str) and expected.startswith(SENSITIVE_PREFIX):
-        return actual is not None and hash_secret(str(actual), salt) == expected
+    if isinstance(expected, str):
+        if expected.startswith(SENSITIVE_PREFIX):
+            return actual is not None and hash_secret(str(actual), salt) == expected
+        if expected == actual:
+            return True  # the common case, without trying the strings as numbers
+    elif (
+        type(expected) is type(actual) and isinstance(expected, int | float) and expected == actual
+    ):
+        return True
     if _empty(expected) and _empty(actual):
         return True
     if isinstance(expected, Mapping) and isinstance(actual, Mapping):

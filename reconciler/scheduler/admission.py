@@ -42,8 +42,9 @@ class Lane(NamedTuple):
 # (order, job, lanes, shape, claimant, run): `shape` is shared by look-alike jobs (same pools,
 # policies and demand on every route); `run`: the jobs right after this one in the order with
 # the same request, batch, submission time and bypass count, none of them held for (a
-# batch's ranks, usually), which `Admission.run` may decide together.
-Waiting = tuple[tuple[bool, int, float, int], Queued, tuple[Lane, ...], int, bool, list[Queued]]
+# batch's ranks, usually), which `Admission.run` may decide together. The order's first
+# field: 0 passed too often, 1 a claimant, 2 the rest.
+Waiting = tuple[tuple[int, int, float, int], Queued, tuple[Lane, ...], int, bool, list[Queued]]
 
 # Victim searches that found nothing this cycle, per (pool, policy, non-preemptible, batch):
 # (priority, demand). Within a cycle usage only grows and candidates only leave, so a waiter

@@ -6,8 +6,8 @@ snapshot instead of one head per queue:
 1. Routes: resolve every queued job against the applied configuration; a job no route could
    ever hold is rejected (after an apply made it impossible, the reason says so).
 2. Ledger: account what running, admitted and stopping jobs hold.
-3. Order: jobs room is held for first (claimants, whose victims are exiting, and jobs passed
-   too often), then priority (higher first), then submission time, then id, so the same
+3. Order: jobs room is held for first (jobs passed too often, then claimants, whose victims
+   are exiting), then priority (higher first), then submission time, then id, so the same
    snapshot always gives the same decisions.
 4. Admit: each job in order takes the first route that fits now, accounted at once so the
    next job sees it. A job that fits nowhere looks for a minimal set of victims; if it finds
@@ -79,7 +79,7 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
         if held.stopping and held.preempted_for is not None:
             outstanding.setdefault(held.preempted_for, []).append(held.id)
     candidates = {key: Candidates(ledger, jobs, trees[key]) for key, jobs in ranked.items()}
-    # 3. Order: jobs room is held for, then priority, then submission time, then id.
+    # 3. Order: jobs passed too often, claimants, the rest; then priority, submission, id.
     waiting = _in_order(waiting)
     # 4. Admit (or preempt), and 5. reasons.
     admission = Admission(snapshot, ledger, candidates, outstanding, now)
@@ -185,9 +185,14 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
         lanes, shape, rank = found
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
-        held = claimant or job.bypassed >= max_bypass  # room is held for it
+        # Room is held for it: passed too often (first: that room was held before any claim
+        # made since could be, so a claimant never takes it back the next cycle), or a
+        # claimant; then everything else.
+        starving = job.bypassed >= max_bypass
+        held = claimant or starving
         run = []
-        append(((not held, rank, job.submitted_at, job.id), job, lanes, shape, claimant, run))
+        place = 0 if starving else 1 if claimant else 2
+        append(((place, rank, job.submitted_at, job.id), job, lanes, shape, claimant, run))
         run_request = None if held else request
         run_batch, run_at, run_bypassed, run_last = (
             job.batch,

@@ -83,10 +83,24 @@ CLAIMANT_AHEAD_OF_A_STARVING_JOB: list[Step] = [
     ("cycle", {}),
 ]  # fmt: skip
 
+# Work conservation a third time (max_bypass 1): room held for a job passed too often made a
+# job lost by its process preempt instead; the next cycle, as a claimant, it went first and
+# took the held room after all (its victim stopped for nothing). Jobs passed too often now
+# go before claimants.
+CLAIMANT_TAKES_ROOM_HELD_FOR_A_STARVING_JOB: list[Step] = [
+    ("a_busy_start", {"jobs": [("hi", 1, 0), ("hi", 1, 1), ("hi", 2, 1), ("hi", 3, 1),
+                               ("lo", 3, 1)]}),
+    ("process_ends", {"code": 0, "pick": 0, "then": True, "vanish": True}),
+]  # fmt: skip
+
 # name -> (the loop's max_bypass, the steps)
 EXAMPLES = {
     "left waiting though it fits": (8, LEFT_WAITING_THOUGH_IT_FITS),
     "a claimant ahead of a starving job": (2, CLAIMANT_AHEAD_OF_A_STARVING_JOB),
+    "a claimant takes room held for a starving job": (
+        1,
+        CLAIMANT_TAKES_ROOM_HELD_FOR_A_STARVING_JOB,
+    ),
 }
 
 
