@@ -173,6 +173,48 @@ def test_a_cycle_leaves_no_reference_cycle_behind() -> None:
             gc.enable()
 
 
+def test_a_cycle_collects_only_its_young_generation_and_leaves_the_collector_on() -> None:
+    """With the older generation due (threshold 0, one young collection since it was last
+    collected), the collector set off at the cycle's end would pass over it inside the cycle; the cycle collects only the
+    young generation and leaves the rest to the caller's next automatic collection."""
+    snapshot = random_snapshot(5)
+    collected: list[int] = []
+
+    def note(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collected.append(info["generation"])
+
+    thresholds = gc.get_threshold()
+    was_enabled = gc.isenabled()
+    gc.collect()
+    gc.collect(0)  # the older generation counts one young collection: due at threshold 0
+    gc.enable()
+    gc.set_threshold(100, 0, 0)
+    gc.callbacks.append(note)
+    try:
+        decisions = schedule(snapshot, 100.0)
+        still_enabled = gc.isenabled()
+    finally:
+        gc.callbacks.remove(note)
+        gc.set_threshold(*thresholds)
+        if not was_enabled:
+            gc.disable()
+    assert decisions.admits or decisions.reasons  # the cycle did allocate
+    assert collected == [0]
+    assert still_enabled
+
+
+def test_a_cycle_leaves_a_disabled_collector_disabled() -> None:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        schedule(random_snapshot(5), 100.0)
+        assert not gc.isenabled()
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def _ids(found: Victims | None) -> tuple[tuple[int, ...], str] | None:
     return None if found is None else (tuple(job.id for job in found.jobs), found.why)
 
