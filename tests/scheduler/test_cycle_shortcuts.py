@@ -204,6 +204,23 @@ def test_a_cycle_collects_only_its_young_generation_and_leaves_the_collector_on(
     assert still_enabled
 
 
+@pytest.mark.parametrize("seed", range(10))
+def test_a_cycle_decides_the_same_with_the_collector_on_or_off(seed: int) -> None:
+    snapshot = random_snapshot(seed)
+    was_enabled = gc.isenabled()
+    try:
+        gc.enable()
+        with_collector = schedule(snapshot, 100.0)
+        gc.disable()
+        without = schedule(snapshot, 100.0)
+    finally:
+        if was_enabled:
+            gc.enable()
+        else:
+            gc.disable()
+    assert with_collector == without
+
+
 def test_a_cycle_leaves_a_disabled_collector_disabled() -> None:
     was_enabled = gc.isenabled()
     gc.disable()
