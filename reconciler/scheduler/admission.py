@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 from reconciler.scheduler.ledger import Failure, Ledger, PolicyUse, PoolUse, TreeUse
-from reconciler.scheduler.model import Admit, Holding, Preempt, Queued, Route, Snapshot
+from reconciler.scheduler.model import Admit, Holding, JobRequest, Preempt, Queued, Route, Snapshot
 from reconciler.scheduler.preemption import Candidates, Victims, victims_among
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.starvation import Bypasses
@@ -39,9 +39,12 @@ class Lane(NamedTuple):
         return cls(route, pool, ledger.policies[route.policy], pool.tree)
 
 
-# (order, job, lanes, shape, claimant): `shape` is shared by look-alike jobs (same pools,
-# policies and demand on every route).
-Waiting = tuple[tuple[int, int, float, int], Queued, tuple[Lane, ...], int, bool]
+# (order, job, lanes, shape, claimant, run): `shape` is shared by look-alike jobs (same pools,
+# policies and demand on every route); `run`: the jobs right after this one in the order with
+# the same request, batch, submission time and bypass count, none of them held for (a
+# batch's ranks, usually), which `Admission.run` may decide together. The order's first
+# field: 0 passed too often, 1 a claimant, 2 the rest.
+Waiting = tuple[tuple[int, int, float, int], Queued, tuple[Lane, ...], int, bool, list[Queued]]
 
 # Victim searches that found nothing this cycle, per (pool, policy, non-preemptible, batch):
 # (priority, demand). Within a cycle usage only grows and candidates only leave, so a waiter
@@ -65,57 +68,84 @@ class Admission:
         self.preempts: list[Preempt] = []
         self.reasons: dict[int, Reason] = {}
         self.claims: dict[int, float] = {}
-        self.bypasses = Bypasses(snapshot.max_bypass, self._hold_for_head)
+        # Not a bound method of this object: a cycle's objects are freed by reference counting
+        # as soon as it returns (a reference cycle would leave them all to the cyclic
+        # collector, which then walks them: tens of milliseconds on a deep queue).
+        self.bypasses = Bypasses(snapshot.max_bypass, _HoldForHead(snapshot, ledger))
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: Hopeless = {}
-        self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
-
-    def _hold_for_head(self, job: int, route: Route) -> None:
-        """Hold room for a job passed too often only while room is what it lacks: once its
-        policy's limit or reservation binds (jobs of its own policy passed it), held room
-        would idle, and the next cycle would not hold it."""
-        if self._np is None:
-            self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
-        failure = self.ledger.check(route, job in self._np)
-        if failure is not None and failure.level == "pool":
-            self.ledger.hold(job, route, claim=False)
+        self.failed: Failed = {}
+        self._last: tuple[Reason, bool] = (reason(ReasonCode.PENDING_EVALUATION), False)
 
     def run(self, waiting: Sequence[Waiting]) -> None:
-        ledger, reasons, bypasses = self.ledger, self.reasons, self.bypasses
-        fits, limit, batches = ledger.fits, bypasses.limit, self.batches
-        failed: Failed = {}
-        for _, job, lanes, shape, claimant in waiting:
-            np = not job.request.preemptible
-            if len(lanes) == 1:
-                lane = lanes[0]
-                tree = lane.tree
-                if tree.dead == tree.version and not claimant and job.bypassed < limit:
-                    closed = self._closed(job, lane, np)
-                    if closed is not None:
-                        reasons[job.id] = closed
-                        continue
-                version: object = tree.version
+        reasons, bypasses = self.reasons, self.bypasses
+        # The last job's outcome when it only got a reason (nothing changed): a next job with
+        # the same request, batch and count takes the same path to the same reason, so the
+        # rest of a batch's ranks get it at once.
+        last: JobRequest | None = None  # with the batch and count of that job
+        last_of = (0, 0)
+        for _, job, lanes, shape, claimant, run in waiting:
+            if job.request is last and not claimant and last_of == (job.batch, job.bypassed):
+                alike: Sequence[Queued] = (job, *run) if run else (job,)
             else:
-                version = tuple(lane.tree.version for lane in lanes)
-            priority = lanes[0].route.priority
-            look_alike = (shape, np, job.batch if job.batch in batches else 0)
-            seen = None if claimant or job.bypassed >= limit else failed.get(look_alike)
-            if seen is not None and seen[0] == version and _same_outcome(seen, priority):
-                reasons[job.id] = seen[2]
-                if seen[3]:
-                    bypasses.watch(job.id, job.bypassed, seen[3])
-                continue
-            failures: list[tuple[Lane, Failure]] = []
-            for lane in lanes:
-                failure = fits(lane.pool, lane.policy, lane.route.demand, np)
-                if failure is None:
-                    self._admit(job.id, lane, np)
-                    break
-                failures.append((lane, failure))
-            else:
-                outcome = self._wait(job, failures, claimant, np)
-                if outcome is not None:
-                    failed[look_alike] = (version, priority, *outcome)
+                outcome = self._step(job, lanes, shape, claimant)
+                last = None if outcome is None else job.request
+                last_of = (job.batch, job.bypassed)
+                alike = ()
+                for position, member in enumerate(run):  # each alike the job before it
+                    if last is not None:
+                        alike = run[position:]
+                        break
+                    outcome = self._step(member, lanes, shape, claimant)
+                    last = None if outcome is None else member.request
+            if alike:
+                why, watched = self._last
+                for member in alike:
+                    reasons[member.id] = why
+                if watched:
+                    bypasses.also([member.id for member in alike])
+
+    def _step(
+        self, job: Queued, lanes: tuple[Lane, ...], shape: int, claimant: bool
+    ) -> Reason | None:
+        """Admit, preempt for, or explain one job. Returns its reason when that is all it got
+        (nothing changed: the next alike job takes the same path), after keeping it, and
+        whether it is watched for bypass, in `_last`."""
+        reasons, limit = self.reasons, self.bypasses.limit
+        np = not job.request.preemptible
+        if len(lanes) == 1:
+            lane = lanes[0]
+            tree = lane.tree
+            if tree.dead == tree.version and not claimant and job.bypassed < limit:
+                closed = self._closed(job, lane, np)
+                if closed is not None:
+                    reasons[job.id] = closed
+                    self._last = (closed, False)
+                    return closed
+            version: object = tree.version
+        else:
+            version = tuple(lane.tree.version for lane in lanes)
+        priority = lanes[0].route.priority
+        look_alike = (shape, np, job.batch if job.batch in self.batches else 0)
+        seen = None if claimant or job.bypassed >= limit else self.failed.get(look_alike)
+        if seen is not None and seen[0] == version and _same_outcome(seen, priority):
+            why = reasons[job.id] = seen[2]
+            self._last = (why, bool(seen[3]))
+            if seen[3]:
+                self.bypasses.watch(job.id, job.bypassed, seen[3])
+            return why
+        failures: list[tuple[Lane, Failure]] = []
+        fits = self.ledger.fits
+        for lane in lanes:
+            failure = fits(lane.pool, lane.policy, lane.route.demand, np)
+            if failure is None:
+                self._admit(job.id, lane, np)
+                return None
+            failures.append((lane, failure))
+        outcome = self._wait(job, failures, claimant, np)
+        if outcome is not None:
+            self.failed[look_alike] = (version, priority, *outcome)
+        return None
 
     def _admit(self, job: int, lane: Lane, np: bool) -> None:
         route, ledger = lane.route, self.ledger
@@ -149,7 +179,9 @@ class Admission:
             preempted = self._preempt(job.id, *found)
             self.preempts.append(preempted)
             self.claims[job.id] = self.now + self.snapshot.claim_ttl
-            lane, failure = next(f for f in failures if f[0].route.pool == preempted.pool)
+            for lane, failure in failures:  # noqa: B007 (the pair where the victims are)
+                if lane.route.pool == preempted.pool:
+                    break
             _hold(ledger, job.id, lane.route, failure)
             self.reasons[job.id] = reason(
                 ReasonCode.WAITING_FOR_VICTIMS,
@@ -277,11 +309,29 @@ class Admission:
 
     def _preempt(self, job: int, lane: Lane, found: Victims, candidates: Candidates) -> Preempt:
         """Mark the victims: they leave the candidates and what their policies borrow."""
-        gone = {v.id for v in found.jobs}
         candidates.remove(found.jobs)
+        leave = self.ledger.leave
         for victim in found.jobs:
-            self.ledger.leave(victim)
-        return Preempt(job, tuple(sorted(gone)), lane.route.pool, found.why)
+            leave(victim)
+        gone = tuple(sorted([victim.id for victim in found.jobs]))  # distinct jobs
+        return Preempt(job, gone, lane.route.pool, found.why)
+
+
+class _HoldForHead:
+    """Hold room for a job passed too often only while room is what it lacks: once its
+    policy's limit or reservation binds (jobs of its own policy passed it), held room would
+    idle, and the next cycle would not hold it."""
+
+    def __init__(self, snapshot: Snapshot, ledger: Ledger):
+        self.snapshot, self.ledger = snapshot, ledger
+        self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
+
+    def __call__(self, job: int, route: Route) -> None:
+        if self._np is None:
+            self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
+        failure = self.ledger.check(route, job in self._np)
+        if failure is not None and failure.level == "pool":
+            self.ledger.hold(job, route, claim=False)
 
 
 def _same_outcome(seen: tuple[object, int, Reason, object], priority: int) -> bool:

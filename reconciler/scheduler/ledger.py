@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from reconciler.scheduler.amounts import WORKER, Amounts
 from reconciler.scheduler.model import AppliedConfig, Holding, Policy, Pool, Route
@@ -23,8 +23,7 @@ Usage = dict[str, dict[str, int]]
 _NO_LIMIT: Mapping[str, int] = {}
 
 
-@dataclass(frozen=True)
-class Failure:
+class Failure(NamedTuple):
     """Why a route does not fit now. `level`: where the first binding limit is ("reserved",
     "limit", "pool", "overcommitted"); `deficit`: units missing per key at that level ("pool":
     in the tree of pools it shares capacity with)."""
@@ -47,7 +46,11 @@ class TreeUse:
         "claimed",
         "dead",
         "floor",
+        "held_changes",
+        "held_floor",
+        "holder_seen",
         "holds",
+        "lenders",
         "memo",
         "memo_version",
         "mixed",
@@ -66,7 +69,14 @@ class TreeUse:
         self.claimed: dict[str, int] = defaultdict(int)
         # job -> (its route, a claim?, what is held for it), in the order capacity was held
         self.holds: dict[int, tuple[Route, bool, dict[str, int]]] = {}
+        # The least priority of a job something is held for (None: nothing held), how often
+        # holds changed, and `holder` as of a count of changes.
+        self.held_floor: int | None = None
+        self.held_changes = 0
+        self.holder_seen: tuple[int, tuple[int, bool] | None] = (-1, None)
         self.admitted: list[tuple[int, int]] = []  # this cycle: (job, priority)
+        # Policies (False) and pools (True) with jobs here that stopped borrowing, in order.
+        self.lenders: list[tuple[bool, str]] = []
         # For `schedule`: the least any queued job asks of a key every one of them asks for;
         # whether some job may use another tree too; the version last looked at and the one
         # at which nothing queued can get in any more; outcomes at `memo_version`.
@@ -80,10 +90,16 @@ class TreeUse:
     @property
     def holder(self) -> tuple[int, bool] | None:
         """The first job capacity is held for, and whether for a claim."""
+        seen, found = self.holder_seen
+        if seen == self.held_changes:
+            return found
+        found = None
         for job, (_, claim, amounts) in self.holds.items():
             if any(amounts.values()):
-                return job, claim
-        return None
+                found = (job, claim)
+                break
+        self.holder_seen = (self.held_changes, found)
+        return found
 
 
 class PoolUse:
@@ -127,12 +143,27 @@ class Ledger:
                 self.pools[name].tree = tree
         self.leaving: Usage = defaultdict(lambda: defaultdict(int))  # per policy, being stopped
         self.pool_leaving: Usage = defaultdict(lambda: defaultdict(int))  # per pool
+        self._built = False
         stopping = []
+        # The trees each policy has jobs in: where its jobs stop being victims once it no
+        # longer borrows.
+        self._policy_trees: dict[str, dict[int, TreeUse]] = defaultdict(dict)
+        # Jobs of one pool, policy, preemptibility and worker are summed, then counted at once.
+        sums: dict[tuple[str, str, bool, str | None], tuple[Holding, dict[str, int]]] = {}
         for job in holding:
-            pool, policy = self._uses(job)
-            self.take(pool, policy, job.amounts, not job.preemptible, job.worker)
             if job.stopping:
                 stopping.append(job)
+            group = (job.pool, job.policy, job.preemptible, job.worker)
+            found = sums.get(group)
+            if found is None:
+                found = sums[group] = (job, defaultdict(int))
+            total = found[1]
+            for key, value in job.amounts:
+                total[key] += value
+        for job, total in sums.values():
+            pool, policy = self._uses(job)
+            self._policy_trees[job.policy][id(pool.tree)] = pool.tree
+            self.take(pool, policy, tuple(total.items()), not job.preemptible, job.worker)
         for job in stopping:
             self.leave(job)
         # As of the snapshot: who borrows is judged on this, so the cycle's own admissions
@@ -142,14 +173,18 @@ class Ledger:
         for use in self.pools.values():
             if not use.tree.start:
                 use.tree.start = dict(use.tree.used)
+        leaving = self.leaving
         self.borrowers = {
-            p for p, used in self.policy_start.items() if self.borrowing(p, set(used))
+            p
+            for p, used in self.policy_start.items()
+            if self._still_borrows(used, leaving.get(p, _NO_LIMIT), self._reserved(p))
         }
         self.pool_borrowers = {
             p
             for p, used in self.pool_start.items()
             if len(self.pools[p].tree.names) > 1 and self.pool_borrowing(p, set(used))
         }
+        self._built = True
 
     def _uses(self, job: Holding) -> tuple[PoolUse, PolicyUse]:
         """Where a held job counts. A pool or policy an apply has since removed gets a ledger
@@ -203,17 +238,39 @@ class Ledger:
         for key, value in job.amounts:
             leaving[key] += value
             pool_leaving[key] += value
-        borrowers = getattr(self, "borrowers", None)
-        if borrowers is None:  # still building: borrowers are judged afterwards
+        if not self._built:  # still building: borrowers are judged afterwards
             return
-        if job.policy in borrowers and not self.borrowing(
-            job.policy, set(self.policy_start.get(job.policy, {}))
+        borrowers = self.borrowers
+        if job.policy in borrowers and not self._still_borrows(
+            self.policy_start.get(job.policy, _NO_LIMIT),
+            leaving,
+            self._reserved(job.policy),
         ):
             borrowers.discard(job.policy)
-        if job.pool in self.pool_borrowers and not self.pool_borrowing(
-            job.pool, set(self.pool_start.get(job.pool, {}))
+            for tree in self._policy_trees.get(job.policy, {}).values():
+                tree.lenders.append((False, job.policy))
+        if job.pool in self.pool_borrowers and not self._still_borrows(
+            self.pool_start.get(job.pool, _NO_LIMIT),
+            pool_leaving,
+            pool.capacity if pool is not None else _NO_LIMIT,
         ):
             self.pool_borrowers.discard(job.pool)
+            if pool is not None:
+                pool.tree.lenders.append((True, job.pool))
+
+    @staticmethod
+    def _still_borrows(
+        used: Mapping[str, int], leaving: Mapping[str, int], own: Mapping[str, int]
+    ) -> bool:
+        """`borrowing` on every key used as of the snapshot, without victims taken."""
+        for key, value in used.items():  # noqa: SIM110 (a loop: no generator on a hot path)
+            if value - leaving.get(key, 0) > own.get(key, 0):
+                return True
+        return False
+
+    def _reserved(self, policy: str) -> Mapping[str, int]:
+        known = self.config.policies.get(policy)
+        return known.reserved if known is not None else _NO_LIMIT
 
     def hold(self, job: int, route: Route, claim: bool = True) -> None:
         """Keep what is free of the route's demand for a job: a preemptor whose victims are
@@ -222,21 +279,30 @@ class Ledger:
         tree = self.pools[route.pool].tree
         tree.version += 1
         used, capacity = tree.used, tree.capacity
-        _, _, mine = tree.holds.setdefault(job, (route, claim, {}))
+        held_route, _, mine = tree.holds.setdefault(job, (route, claim, {}))
+        tree.held_changes += 1
         for key, need in route.demand:
             limit = capacity.get(key)
             if limit is None:
                 continue
-            held = min(max(limit - used[key], 0), need)
-            if held:
+            held = limit - used[key]
+            if held > need:
+                held = need
+            if held > 0:
                 used[key] += held
                 tree.claimed[key] += held
                 mine[key] = mine.get(key, 0) + held
+        if any(mine.values()):
+            floor = tree.held_floor
+            if floor is None or held_route.priority < floor:
+                tree.held_floor = held_route.priority
 
     def lower_claims(self, route: Route) -> list[int]:
         """Jobs of lower priority than the route's with capacity held for them in its tree
         (claimants, and jobs passed too often)."""
         tree = self.pools[route.pool].tree
+        if tree.held_floor is None or tree.held_floor >= route.priority:
+            return []
         return [
             job
             for job, (held_route, _, amounts) in tree.holds.items()
@@ -257,9 +323,12 @@ class Ledger:
         a claim."""
         route, claim, amounts = tree.holds.pop(job)
         tree.version += 1
+        tree.held_changes += 1
         for key, value in amounts.items():
             tree.used[key] -= value
             tree.claimed[key] -= value
+        held = [r.priority for r, _, left in tree.holds.values() if any(left.values())]
+        tree.held_floor = min(held) if held else None
         return route, claim
 
     # -- questions -------------------------------------------------------------------------------
@@ -290,20 +359,50 @@ class Ledger:
     def fits(self, pool: PoolUse, policy: PolicyUse, demand: Amounts, np: bool) -> Failure | None:
         """`check` without would-be victims: the question every queued job asks."""
         tree = pool.tree
-        used, capacity, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
+        used, capacities, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
+        # One pass: what binds at each level, kept only when something does.
+        over: list[tuple[str, int]] | None = None
+        limited: list[tuple[str, int]] | None = None
+        reserved: list[tuple[str, int]] | None = None
+        overcommitted: list[tuple[str, int]] | None = None
+        fails = False
         for key, need in demand:
-            if used[key] + need > capacity.get(key, 0):
-                break
+            capacity = capacities.get(key, 0)
+            now = used[key]
+            if now > capacity:
+                if overcommitted is None:
+                    overcommitted = []
+                overcommitted.append((key, now - capacity))
+                fails = fails or now + need > capacity
+            elif now + need > capacity:
+                if over is None:
+                    over = []
+                over.append((key, now + need - capacity))
+                fails = True
             limit = limits.get(key)
             if limit is not None and mine[key] + need > limit:
-                break
-            if np and policy.np_used[key] + need > policy.reserved.get(key, 0):
-                break
-        else:
+                if limited is None:
+                    limited = []
+                limited.append((key, mine[key] + need - limit))
+                fails = True
+            if np:
+                guaranteed = policy.reserved.get(key, 0)
+                if policy.np_used[key] + need > guaranteed:
+                    if reserved is None:
+                        reserved = []
+                    reserved.append((key, policy.np_used[key] + need - guaranteed))
+                    fails = True
+        if not fails:
             if pool.pool.kind == "worker" and self.free_worker(pool) is None:
                 return Failure("pool", ((WORKER, 0),))
             return None
-        return self._failure(pool, policy, demand, np, None, None)
+        if reserved:
+            return Failure("reserved", tuple(reserved))
+        if limited:
+            return Failure("limit", tuple(limited))
+        if overcommitted:
+            return Failure("overcommitted", tuple(overcommitted))
+        return Failure("pool", tuple(over or ()))
 
     def _fits(
         self,
@@ -374,29 +473,36 @@ class Ledger:
         policy = self.policies[route.policy]
         in_pool: dict[str, int] = {}
         in_policy: dict[str, int] = {}
+        used, capacity, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
         for key, need in route.demand:
             if np and policy.np_used[key] + need > policy.reserved.get(key, 0):
                 return None
-            over = tree.used[key] + need - tree.capacity.get(key, 0)
+            over = used[key] + need - capacity.get(key, 0)
             if over > 0:
                 in_pool[key] = over
-            limit = policy.limit.get(key)
-            if limit is not None and policy.used[key] + need > limit:
-                in_policy[key] = policy.used[key] + need - limit
+            limit = limits.get(key)
+            if limit is not None:
+                over = mine[key] + need - limit
+                if over > 0:
+                    in_policy[key] = over
         return in_pool, in_policy
 
     def held_for(self, route: Route) -> bool:
         """Whether the route would fit but for capacity held for another job."""
-        held = self.pools[route.pool].tree.claimed
+        pool = self.pools[route.pool]
+        held = pool.tree.claimed
         if not any(held.values()):
             return False
-        return self.check(route, False, removed_pool=dict(held)) is None
+        return self._fits(pool, self.policies[route.policy], route.demand, False, held, None)
 
     def fit_at_start(self, route: Route) -> bool:
         """Whether the route fit its tree before this cycle's admissions took capacity."""
         tree = self.pools[route.pool].tree
         start, capacity = tree.start, tree.capacity
-        return all(start.get(k, 0) + need <= capacity.get(k, 0) for k, need in route.demand)
+        for key, need in route.demand:  # noqa: SIM110 (a loop: no generator on a hot path)
+            if start.get(key, 0) + need > capacity.get(key, 0):
+                return False
+        return True
 
     def borrowing(self, policy: str, keys: set[str], minus: dict[str, int] | None = None) -> bool:
         """Whether a policy uses more than it reserved on one of `keys`: as of the snapshot,
@@ -423,7 +529,10 @@ class Ledger:
         """Whether the route's policy would stay inside its reservation with the job added."""
         policy = self.policies[route.policy]
         used, reserved = policy.used, policy.reserved
-        return all(used[k] + need <= reserved.get(k, 0) for k, need in route.demand)
+        for key, need in route.demand:  # noqa: SIM110 (a loop: no generator on a hot path)
+            if used[key] + need > reserved.get(key, 0):
+                return False
+        return True
 
     # -- pools sharing a tree: the same questions one level up --------------------------------
 

@@ -95,9 +95,32 @@ class AppliedConfig:
         return index
 
     @functools.cached_property
-    def resolved(self) -> dict[JobRequest, tuple[Route, ...] | Reason]:
-        """Routes (or the rejection) of requests already resolved against this configuration."""
+    def resolved(self) -> dict[JobRequest, tuple[tuple[Route, ...], int] | Reason]:
+        """Requests already resolved against this configuration: their routes and the number
+        of their form (see `forms`), or their rejection."""
         return {}
+
+    @functools.cached_property
+    def forms(self) -> dict[tuple[tuple[str, str, Amounts], ...], int]:
+        """A number per form of routes (pools, policies and demand, not priority): requests
+        of one form are look-alikes to the scheduler."""
+        return {}
+
+    @functools.cached_property
+    def routing_cache(self) -> dict[tuple[str, ...], object]:
+        """What routing works out once per (pool, policy) of this configuration."""
+        return {}
+
+    @functools.cached_property
+    def pools_of_subject(self) -> dict[str, frozenset[str]]:
+        """Per subject, the pools one of whose policies names it."""
+        index: dict[str, set[str]] = {}
+        for pool in self.pools.values():
+            for name in pool.policies:
+                policy = self.policies.get(name)
+                if policy is not None and policy.subject is not None:
+                    index.setdefault(policy.subject, set()).add(pool.name)
+        return {subject: frozenset(names) for subject, names in index.items()}
 
     def policies_of_subject(self, subject: str) -> list[Policy]:
         return list(self._by_subject.get(subject, ()))

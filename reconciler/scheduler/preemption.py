@@ -24,11 +24,11 @@ dropped is minimal: no proper subset lets the waiter in.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from typing import NamedTuple
 
 from reconciler.scheduler.amounts import Amounts
-from reconciler.scheduler.ledger import Ledger
+from reconciler.scheduler.ledger import Ledger, TreeUse
 from reconciler.scheduler.model import Holding, Route
 
 _KEYS: dict[Amounts, frozenset[str]] = {}
@@ -43,8 +43,7 @@ def keys_of(amounts: Amounts) -> frozenset[str]:
     return found
 
 
-@dataclass(frozen=True)
-class Victims:
+class Victims(NamedTuple):
     jobs: tuple[Holding, ...]
     why: str  # "reclaim" or "priority"
 
@@ -66,26 +65,54 @@ class Candidates:
       so a job found not givable alone is never givable later: it leaves the view.
     """
 
-    def __init__(self, ledger: Ledger, ranked: Sequence[Holding]):
+    def __init__(self, ledger: Ledger, ranked: Sequence[Holding], tree: TreeUse | None = None):
         self.ledger = ledger
+        self.tree = tree  # the tree the jobs run in: its `lenders` moves when one stops lending
         self.jobs = list(ranked)
         self.own: dict[str, list[Holding]] = {}
         for job in self.jobs:
             self.own.setdefault(job.policy, []).append(job)
         self._lending: list[Holding] | None = None
-        self._stamp = (-1, -1)
+        self._stamp: object = None
         self._givable: dict[frozenset[str], list[Holding]] = {}
 
     def lending(self) -> list[Holding]:
-        ledger = self.ledger
-        stamp = (len(ledger.borrowers), len(ledger.pool_borrowers))
-        if self._lending is None or stamp != self._stamp:
-            self._stamp = stamp
-            source = self.jobs if self._lending is None else self._lending
-            self._lending = [job for job in source if self._lends(job)]
+        if self._lending is None:
+            self._lending = [job for job in self.jobs if self._lends(job)]
+            self._stamp = self._seen()
+            return self._lending
+        stamp = self._seen()
+        if stamp == self._stamp:
+            return self._lending
+        lends = self._lends
+        if self.tree is not None and isinstance(self._stamp, int):
+            # Only jobs of the policies and pools that stopped since can have stopped lending.
+            stopped = self.tree.lenders[self._stamp :]
+            policies = {name for pool, name in stopped if not pool}
+            pools = {name for pool, name in stopped if pool}
+            self._lending = [
+                job
+                for job in self._lending
+                if (job.policy not in policies and job.pool not in pools) or lends(job)
+            ]
             for keys, jobs in self._givable.items():
-                self._givable[keys] = [job for job in jobs if self._lends(job)]
+                self._givable[keys] = [
+                    job
+                    for job in jobs
+                    if (job.policy not in policies and job.pool not in pools) or lends(job)
+                ]
+        else:
+            self._lending = [job for job in self._lending if lends(job)]
+            for keys, jobs in self._givable.items():
+                self._givable[keys] = [job for job in jobs if lends(job)]
+        self._stamp = stamp
         return self._lending
+
+    def _seen(self) -> object:
+        """How far the changes to who lends have been taken in."""
+        if self.tree is not None:
+            return len(self.tree.lenders)
+        return (len(self.ledger.borrowers), len(self.ledger.pool_borrowers))
 
     def _lends(self, job: Holding) -> bool:
         return job.policy in self.ledger.borrowers or job.pool in self.ledger.pool_borrowers
@@ -99,14 +126,15 @@ class Candidates:
 
     def drop(self, keys: frozenset[str], job: Holding) -> None:
         found = self._givable.get(keys)
-        if found is not None and job in found:
-            found.remove(job)
+        if found is not None:
+            _without(found, (job,))
 
     def remove(self, victims: Sequence[Holding]) -> None:
         """Victims leave every view. They come from the front (victim order), so removing
         them one by one costs little; only the lists that hold them are touched."""
         _without(self.jobs, victims)
-        for policy in {job.policy for job in victims}:
+        policies = [victims[0].policy] if len(victims) == 1 else {job.policy for job in victims}
+        for policy in policies:
             found = self.own.get(policy)
             if found is not None:
                 _without(found, victims)
@@ -138,7 +166,8 @@ def find_victims(
         (h for h in holding if h.preemptible and not h.stopping and h.pool in tree),
         key=victim_order,
     )
-    return victims_among(ledger, route, np, waiter_batch, Candidates(ledger, ranked))
+    where = ledger.pools[route.pool].tree if route.pool in ledger.pools else None
+    return victims_among(ledger, route, np, waiter_batch, Candidates(ledger, ranked, where))
 
 
 def victims_among(
@@ -169,30 +198,36 @@ def victims_among(
     if not first and not (own and own[0].priority < priority):
         return None  # nobody could be taken: no need to walk
 
-    def change(job: Holding, sign: int) -> None:
-        for key, value in job.amounts:
-            if key in missing_pool:
-                missing_pool[key] -= sign * value
-            if key in missing_policy and job.policy == own_policy and job.pool == own_pool:
-                missing_policy[key] -= sign * value
-
-    def enough() -> bool:
-        return all(v <= 0 for v in missing_pool.values()) and all(
-            v <= 0 for v in missing_policy.values()
-        )
-
+    # What is still missing once the chosen victims are gone: `missing_pool` counts every
+    # victim, `missing_policy` only the waiter's own policy's jobs in its own pool.
     taken: dict[str, dict[str, int]] = {}  # per other policy: what its victims so far hold
     taken_pool: dict[str, dict[str, int]] = {}  # per other pool of the tree: the same
     chosen: list[tuple[Holding, str]] = []
     never: list[Holding] = []
     found = False
-    for job, why in _first_pass(route, first, reclaim, pool_reclaim, may_preempt):
+    borrowers, pool_borrowers = ledger.borrowers, ledger.pool_borrowers
+    either = reclaim or pool_reclaim
+    # Other policies' and pools' candidates in victim order; the pass ends where priority no
+    # longer allows.
+    for job in first:
+        if job.pool == own_pool:
+            if job.policy == own_policy:
+                continue
+            takes_back = reclaim
+        else:
+            takes_back = pool_reclaim
+        if job.priority >= priority or not may_preempt:
+            if not either:
+                break
+            if not takes_back:
+                continue
+        why = "reclaim" if takes_back else "priority"
         if waiter_batch and job.batch == waiter_batch:
             continue
         if job.pool != own_pool:
             # Another pool gives up only what it borrows from the tree.
             mine = taken_pool.setdefault(job.pool, {})
-            if job.pool not in ledger.pool_borrowers:
+            if job.pool not in pool_borrowers:
                 continue
             pool_level = True
         else:
@@ -200,16 +235,15 @@ def victims_among(
             # borrows; for priority, never below its reservation. Otherwise its jobs could
             # take the capacity back (preemption back and forth).
             mine = taken.setdefault(job.policy, {})
-            if job.policy not in ledger.borrowers:
+            if job.policy not in borrowers:
                 continue
             pool_level = False
-        if not _gives_up(ledger, job, demand, why, mine, pool=pool_level):
-            if why == "priority" and not mine:
+        if not _gives_up(ledger, job, demand, takes_back, mine, pool_level):
+            if not takes_back and not mine:
                 never.append(job)  # not even alone: never in this cycle
             continue
-        change(job, +1)
         chosen.append((job, why))
-        if enough():
+        if _take(job, own_policy, own_pool, missing_pool, missing_policy):
             found = True
             break
     for job in never:
@@ -220,61 +254,104 @@ def victims_among(
                 break
             if waiter_batch and job.batch == waiter_batch:
                 continue
-            change(job, +1)
             chosen.append((job, "priority"))
-            if enough():
+            if _take(job, own_policy, own_pool, missing_pool, missing_policy):
                 found = True
                 break
     if not found:
         return None
+    # Put back, last first, each victim the waiter fits without.
     for pair in reversed(chosen[:-1]):
-        change(pair[0], -1)
-        if enough():
+        _change(pair[0], own_policy, own_pool, missing_pool, missing_policy, -1)
+        if _enough(missing_pool, missing_policy):
             chosen.remove(pair)
         else:
-            change(pair[0], +1)
-    kinds = {why for _, why in chosen}
-    return Victims(tuple(job for job, _ in chosen), "reclaim" if "reclaim" in kinds else "priority")
+            _change(pair[0], own_policy, own_pool, missing_pool, missing_policy, +1)
+    why = "priority"
+    for _, kind in chosen:
+        if kind == "reclaim":
+            why = kind
+            break
+    return Victims(tuple([job for job, _ in chosen]), why)
 
 
-def _first_pass(
-    route: Route, ranked: Sequence[Holding], reclaim: bool, pool_reclaim: bool, may_preempt: bool
-) -> Iterator[tuple[Holding, str]]:
-    """Other policies' and pools' candidates in victim order; the pass ends where priority no
-    longer allows."""
-    priority, own_pool, own_policy = route.priority, route.pool, route.policy
-    for job in ranked:
-        if job.pool == own_pool:
-            if job.policy == own_policy:
-                continue
-            takes_back = reclaim
-        else:
-            takes_back = pool_reclaim
-        if job.priority >= priority or not may_preempt:
-            if not (reclaim or pool_reclaim):
-                break
-            if not takes_back:
-                continue
-        yield job, "reclaim" if takes_back else "priority"
+def _change(
+    job: Holding,
+    own_policy: str,
+    own_pool: str,
+    missing_pool: dict[str, int],
+    missing_policy: dict[str, int],
+    sign: int,
+) -> None:
+    mine = job.policy == own_policy and job.pool == own_pool
+    for key, value in job.amounts:
+        if key in missing_pool:
+            missing_pool[key] -= sign * value
+        if mine and key in missing_policy:
+            missing_policy[key] -= sign * value
+
+
+def _take(
+    job: Holding,
+    own_policy: str,
+    own_pool: str,
+    missing_pool: dict[str, int],
+    missing_policy: dict[str, int],
+) -> bool:
+    """Count the victim as gone; whether the waiter fits now."""
+    _change(job, own_policy, own_pool, missing_pool, missing_policy, +1)
+    return _enough(missing_pool, missing_policy)
+
+
+def _enough(missing_pool: dict[str, int], missing_policy: dict[str, int]) -> bool:
+    for value in missing_pool.values():
+        if value > 0:
+            return False
+    for value in missing_policy.values():  # noqa: SIM110 (a loop: no generator on a hot path)
+        if value > 0:
+            return False
+    return True
 
 
 def _gives_up(
-    ledger: Ledger, job: Holding, demand: frozenset[str], why: str, mine: dict[str, int], pool: bool
+    ledger: Ledger,
+    job: Holding,
+    demand: frozenset[str],
+    reclaim: bool,
+    mine: dict[str, int],
+    pool: bool,
 ) -> bool:
     """Whether another policy (or pool) may lose `job`, given `mine`, what its victims so far
-    hold; if so, the job is added to `mine`."""
-    contended = set(demand & keys_of(job.amounts))
-    name = job.pool if pool else job.policy
-    if why == "reclaim":
-        borrowing = ledger.pool_borrowing if pool else ledger.borrowing
-        allowed = borrowing(name, contended, mine)
+    hold; if so, the job is added to `mine`. On the keys both the job and the waiter need
+    (as of the snapshot, without jobs being stopped): a reclaim takes it while the policy
+    still uses more than it reserved on one of them; priority only if the policy keeps at
+    least its reservation on all of them once the job is gone."""
+    if pool:
+        use = ledger.pools.get(job.pool)
+        reserved: Mapping[str, int] = use.capacity if use is not None else {}
+        used = ledger.pool_start.get(job.pool, _NONE)
+        leaving = ledger.pool_leaving.get(job.pool, _NONE)
     else:
-        after = dict(mine)
-        for key, value in job.amounts:
-            after[key] = after.get(key, 0) + value
-        keeps = ledger.pool_keeps_capacity if pool else ledger.keeps_reservation
-        allowed = keeps(name, contended, after)
+        known = ledger.config.policies.get(job.policy)
+        reserved = known.reserved if known is not None else {}
+        used = ledger.policy_start.get(job.policy, _NONE)
+        leaving = ledger.leaving.get(job.policy, _NONE)
+    allowed = not reclaim
+    for key, value in job.amounts:
+        if key not in demand:
+            continue
+        left = used.get(key, 0) - leaving.get(key, 0) - mine.get(key, 0)
+        if reclaim:
+            if left > reserved.get(key, 0):
+                allowed = True
+                break
+        elif left - value < reserved.get(key, 0):
+            allowed = False
+            break
     if allowed:
         for key, value in job.amounts:
             mine[key] = mine.get(key, 0) + value
     return allowed
+
+
+_NONE: Mapping[str, int] = {}

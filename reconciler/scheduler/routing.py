@@ -55,8 +55,14 @@ class Candidate:
 
 
 def make_candidate(config: AppliedConfig, pool: Pool, policy: Policy) -> Candidate:
+    cache = config.routing_cache  # one per (pool, policy) of the configuration
+    key = (pool.name, policy.name)
+    found = cache.get(key)
+    if isinstance(found, Candidate) and found.pool is pool and found.policy is policy:
+        return found
     shared = config.tree_capacity(pool.name) if len(config.tree_of(pool.name)) > 1 else None
-    return Candidate(pool, policy, shared)
+    made = cache[key] = Candidate(pool, policy, shared)
+    return made
 
 
 def _suggest(word: str, choices: list[str]) -> str:
@@ -91,6 +97,9 @@ def candidates(request: JobRequest, config: AppliedConfig) -> list[Candidate] | 
     """The routes a job asks for, before checking that any could ever hold it."""
     pool_name = request.pool
     if pool_name is None and request.subject is not None:
+        known = config.routing_cache.get(("subject", request.subject, ""))
+        if isinstance(known, list):  # the subject's candidates, worked out once
+            return list(known)
         policies = config.policies_of_subject(request.subject)
         if not policies:
             subjects = {p.subject for p in config.policies.values() if p.subject}
@@ -100,11 +109,13 @@ def candidates(request: JobRequest, config: AppliedConfig) -> list[Candidate] | 
                 where="",
                 suggestion=_suggest(request.subject, sorted(subjects)),
             )
-        return [
+        found = [
             make_candidate(config, config.pools[p.pool], p)
             for p in policies
             if p.pool in config.pools
         ]
+        config.routing_cache[("subject", request.subject, "")] = found
+        return list(found)
     if pool_name is None:
         wants_gpu = request.gpus() > 0
         pool_name = config.default_compute_pool if wants_gpu else config.default_aux_pool
@@ -182,22 +193,31 @@ def demand_on(candidate: Candidate, request: JobRequest) -> tuple[Amounts, list[
     demand: dict[str, int] = {}
     missing: list[Shortfall] = []
     wanted = dict(request.resources)
-    if STEP_RUN in pool.capacity:
+    capacities, shared = pool.capacity, candidate.shared
+    if STEP_RUN in capacities:
         wanted[STEP_RUN] = SCALE
+    limits, reserved = policy.limit, policy.reserved
     for key, need in sorted(wanted.items()):
-        if key not in pool.capacity:
+        if key not in capacities:
             if not (pool.kind == "resource" and key in UNBOUNDED_WHEN_UNDECLARED):
                 missing.append(Shortfall(key, need, 0, "missing"))
             continue
         if key == "gpu" and pool.kind == "machine" and not _models_match(request, pool.gpu_types):
             missing.append(Shortfall(key, need, 0, "accelerator", pool.gpu_types))
             continue
-        demand[key] = need
-        capacity = pool.capacity[key] if candidate.shared is None else candidate.shared[key]
-        short = _check(key, need, policy, np, capacity, candidate.shared is not None)
+        demand[key] = need  # in key order: `demand` stays sorted
+        capacity = capacities[key] if shared is None else shared[key]
+        limit = None if limits is None else limits.get(key)
+        if (
+            need <= capacity
+            and (limit is None or need <= limit)
+            and (not np or need <= reserved.get(key, 0))
+        ):
+            continue  # what `_check` would find: nothing short
+        short = _check(key, need, policy, np, capacity, shared is not None)
         if short is not None:
             missing.append(short)
-    return tuple(sorted(demand.items())), missing
+    return tuple(demand.items()), missing
 
 
 def _describe(candidate: Candidate, missing: list[Shortfall]) -> str:
@@ -212,9 +232,12 @@ def _closeness(missing: list[Shortfall]) -> tuple[int, float]:
 def _alternatives(request: JobRequest, config: AppliedConfig, tried: set[str]) -> list[str]:
     """Pools this job could run on if it named them (for the hint of a rejection)."""
     found = []
+    named = None if request.subject is None else config.pools_of_subject.get(request.subject)
     for pool in config.pools.values():
         if pool.name in tried:
             continue
+        if request.subject is not None and (named is None or pool.name not in named):
+            continue  # none of its policies is the subject's
         policies = [config.policies[name] for name in pool.policies]
         if request.subject is not None:
             policies = [p for p in policies if p.subject == request.subject]

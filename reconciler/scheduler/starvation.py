@@ -54,7 +54,7 @@ class Bypasses:
             and last.base == base
             and last.final is None
             and base < self.limit
-            and all(self._counter.get(key, 0) == start for key, start in last.starts.items())
+            and self._unpassed(last)
         ):
             last.jobs.append(job)
             return
@@ -71,6 +71,19 @@ class Bypasses:
         remaining = 1 if len(starts) > 1 else max(self.limit - base, 1)
         for key, counter in starts.items():
             self._push(key, counter + remaining, watched)
+
+    def _unpassed(self, watched: _Watched) -> bool:
+        """Whether nothing was admitted onto its trees since it was watched."""
+        counters = self._counter
+        for key, start in watched.starts.items():  # noqa: SIM110 (a loop: no generator on a hot path)
+            if counters.get(key, 0) != start:
+                return False
+        return True
+
+    def also(self, jobs: list[int]) -> None:
+        """Jobs passed exactly as the one watched last (the same routes and count, no
+        admission in between): they join that entry."""
+        self._watched[-1].jobs.extend(jobs)
 
     def admitted(self, tree: TreeUse) -> None:
         """An admission onto `tree`: it passes every job watched there."""
@@ -99,10 +112,10 @@ class Bypasses:
     def count(self, watched: _Watched) -> int:
         if watched.final is not None:
             return watched.final
-        counters = self._counter
-        return watched.base + sum(
-            counters.get(key, 0) - start for key, start in watched.starts.items()
-        )
+        counters, count = self._counter, watched.base
+        for key, start in watched.starts.items():
+            count += counters.get(key, 0) - start
+        return count
 
     def _remaining(self, watched: _Watched) -> int:
         # With several trees the count may also grow elsewhere: look again at each admission.

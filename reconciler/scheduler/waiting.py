@@ -19,7 +19,6 @@ def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
         return reason(ReasonCode.POLICY_LIMIT_REACHED, policy=route.policy, deficit=deficit)
     if failure.level == "overcommitted":
         return reason(ReasonCode.OVERCOMMITTED, pool=route.pool, excess=deficit)
-    keys = failure.keys
     tree = ledger.pools[route.pool].tree
     if tree.holder is not None and ledger.held_for(route):
         holder, claim = tree.holder
@@ -38,6 +37,7 @@ def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
             ReasonCode.BLOCKED_BY_HIGHER_PRIORITY, pool=route.pool, jobs=shown, deficit=deficit
         )
     pool = ledger.config.pools[route.pool]
+    keys = failure.keys
     if WORKER in keys:
         return reason(ReasonCode.NO_WORKER_FREE, pool=route.pool, workers=len(pool.workers))
     if keys == {STEP_RUN} and len(tree.names) == 1:
