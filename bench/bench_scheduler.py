@@ -158,7 +158,9 @@ def bench_loop(jobs: int = 5_000, capacity: int = 500) -> dict[str, float]:
         request = JobRequest(pool="p", resources=(("gpu", 1000),))
         new = [NewJob("j", rank, jobs, request, "true", pool="p") for rank in range(jobs)]
         store.submit(new, time.time())
-        loop = SchedulerLoop(store, NoopExecutor(), lambda: config, time.time, LoopSettings())
+        loop = SchedulerLoop(
+            store, NoopExecutor(), lambda: config, time.time, LoopSettings(max_running=None)
+        )
         started, cycles = time.perf_counter(), 0
         while True:
             report = loop.cycle()

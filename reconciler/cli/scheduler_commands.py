@@ -399,16 +399,28 @@ def scheduler() -> None:
     show_default=True,
     help="Admissions that may pass a waiting job before capacity is held for it.",
 )
+@click.option(
+    "--max-running",
+    type=click.IntRange(1, 1_000_000),
+    default=256,
+    show_default=True,
+    help="Jobs running at once at most, whatever the pools allow: each is a local process.",
+)
 @dir_option
 def scheduler_run(
-    once: bool, interval: float, grace: float, max_bypass: int, directory: Path | None
+    once: bool,
+    interval: float,
+    grace: float,
+    max_bypass: int,
+    max_running: int,
+    directory: Path | None,
 ) -> None:
     """Watch the applied pools and the queue; admit, start and preempt jobs. Stop with Ctrl-C
     or SIGTERM: running jobs keep running, and the next run finds them."""
     from reconciler.scheduler.leader import run_led
     from reconciler.scheduler.loop import LoopSettings
 
-    settings = LoopSettings(grace=grace, max_bypass=max_bypass)
+    settings = LoopSettings(grace=grace, max_bypass=max_bypass, max_running=max_running)
     stop = {"asked": False, "interrupted": False}
 
     def ask_stop(signum: int, _frame: object) -> None:

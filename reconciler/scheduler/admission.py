@@ -76,6 +76,10 @@ class Admission:
         self.hopeless: Hopeless = {}
         self.failed: Failed = {}
         self._last: tuple[Reason, bool] = (reason(ReasonCode.PENDING_EVALUATION), False)
+        limit = snapshot.max_running
+        # Process slots left this cycle (None: unbounded). Stopping jobs still hold theirs.
+        self.slots = None if limit is None else limit - len(snapshot.holding)
+        self._full = None if limit is None else reason(ReasonCode.PROCESS_LIMIT, limit=limit)
 
     def run(self, waiting: Sequence[Waiting]) -> None:
         reasons, bypasses = self.reasons, self.bypasses
@@ -112,6 +116,12 @@ class Admission:
         (nothing changed: the next alike job takes the same path), after keeping it, and
         whether it is watched for bypass, in `_last`."""
         reasons, limit = self.reasons, self.bypasses.limit
+        if self._full is not None and self.slots is not None and self.slots <= 0:
+            # No job starts: nothing to place, preempt or hold for (a process slot is not
+            # capacity a victim could give back; the next cycle finds the ones freed).
+            why = reasons[job.id] = self._full
+            self._last = (why, False)
+            return why
         np = not job.request.preemptible
         if len(lanes) == 1:
             lane = lanes[0]
@@ -156,6 +166,8 @@ class Admission:
             Admit(job, route.pool, route.policy, route.demand, route.priority, worker)
         )
         self.bypasses.admitted(lane.tree)
+        if self.slots is not None:
+            self.slots -= 1
 
     def _wait(
         self, job: Queued, failures: list[tuple[Lane, Failure]], claimant: bool, np: bool

@@ -16,6 +16,7 @@ def snapshot_of(
     cycle: int,
     claim_ttl: float,
     max_bypass: int = 8,
+    max_running: int | None = None,
 ) -> Snapshot:
     queued: list[Queued] = []
     holding: list[Holding] = []
@@ -48,7 +49,9 @@ def snapshot_of(
                     preempted_for=job.preempted_for if job.stop == "preempt" else None,
                 )
             )
-    return Snapshot(config, tuple(queued), tuple(holding), cycle, claim_ttl, max_bypass)
+    return Snapshot(
+        config, tuple(queued), tuple(holding), cycle, claim_ttl, max_bypass, max_running
+    )
 
 
 def _bypassed(why: Reason | None) -> int:

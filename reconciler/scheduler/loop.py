@@ -34,6 +34,10 @@ class LoopSettings:
     grace: float = 30.0  # seconds between SIGTERM and SIGKILL
     claim_ttl: float | None = None  # how long a preemptor's claim lasts (default grace + 60s)
     max_bypass: int = 8  # admissions that may pass a waiting job before room is held for it
+    # Jobs running at once at most: a pool without step_run admits every job that asks for
+    # nothing it counts, and each is a process (a queue of 100,000 such jobs would fork until
+    # the machine's process table is full). None: no bound (an executor with no processes).
+    max_running: int | None = 256
 
     @property
     def claim_seconds(self) -> float:
@@ -152,7 +156,12 @@ class SchedulerLoop:
         records = self.reconcile(report)
         now = self.clock()
         snapshot = snapshot_of(
-            config, records, report.cycle, self.settings.claim_seconds, self.settings.max_bypass
+            config,
+            records,
+            report.cycle,
+            self.settings.claim_seconds,
+            self.settings.max_bypass,
+            self.settings.max_running,
         )
         decisions = schedule(snapshot, now)
         stored = {job.id: job.reason for job in snapshot.queued}

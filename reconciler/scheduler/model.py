@@ -232,6 +232,9 @@ class Snapshot:
     cycle: int = 1
     claim_ttl: float = 120.0  # how long a preemptor keeps its claim on capacity
     max_bypass: int = 8  # admissions a job may be passed by before capacity is held for it
+    # Jobs with a process at once, whatever the pools allow (the executor's own bound: local
+    # processes share one machine's process table); None: no bound.
+    max_running: int | None = None
 
 
 # -- decisions -----------------------------------------------------------------------------------

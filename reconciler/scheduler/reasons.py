@@ -19,6 +19,7 @@ class ReasonCode(enum.StrEnum):
     WAITING_FOR_CAPACITY = "waiting_for_capacity"
     NO_WORKER_FREE = "no_worker_free"
     STEP_RUN_EXHAUSTED = "step_run_exhausted"
+    PROCESS_LIMIT = "process_limit"
     POLICY_LIMIT_REACHED = "policy_limit_reached"
     RESERVATION_FULL = "reservation_full"
     BLOCKED_BY_HIGHER_PRIORITY = "blocked_by_higher_priority"
@@ -56,6 +57,9 @@ TEXT: dict[ReasonCode, str] = {
     ReasonCode.WAITING_FOR_CAPACITY: "pool {pool}{shared} is short of {deficit}",
     ReasonCode.NO_WORKER_FREE: "all {workers} worker(s) of pool {pool} are busy",
     ReasonCode.STEP_RUN_EXHAUSTED: "pool {pool} runs at most {limit} job(s) at once (step_run)",
+    ReasonCode.PROCESS_LIMIT: (
+        "the scheduler runs at most {limit} job(s) at once (scheduler run --max-running)"
+    ),
     ReasonCode.POLICY_LIMIT_REACHED: "policy {policy} would pass its limit on {deficit}",
     ReasonCode.RESERVATION_FULL: (
         "non-preemptible work of policy {policy} may use only its reservation, "
