@@ -106,6 +106,28 @@ def pool_usage(pool: PoolStatus, bars: bool) -> list[str]:
     return lines
 
 
+def _runs(items: Sequence[tuple[int, str]]) -> list[str]:
+    """Consecutive ids with the same label as one range ("1-256 (succeeded)"): a cycle over a
+    batch admits or ends hundreds at once."""
+    out: list[str] = []
+    start = 0
+    for i in range(1, len(items) + 1):
+        if i < len(items) and items[i] == (items[i - 1][0] + 1, items[i - 1][1]):
+            continue
+        first, label = items[start]
+        last = items[i - 1][0]
+        span = (
+            str(first)
+            if first == last
+            else f"{first}, {last}"
+            if last == first + 1
+            else f"{first}-{last}"
+        )
+        out.append(f"{span}{label}")
+        start = i
+    return out
+
+
 def cycle_line(report: CycleReport) -> str:
     parts = []
     if report.no_state:
@@ -119,8 +141,9 @@ def cycle_line(report: CycleReport) -> str:
         ("killed", report.killed),
     ):
         if ids:
-            parts.append(f"{word} {', '.join(map(str, ids))}")
+            parts.append(f"{word} {', '.join(_runs([(i, '') for i in ids]))}")
     if report.ended:
-        parts.append("ended " + ", ".join(f"{i} ({s.value})" for i, s in report.ended))
+        ended = [(i, f" ({status.value})") for i, status in report.ended]
+        parts.append("ended " + ", ".join(_runs(ended)))
     parts.append(f"{report.queued} queued, {report.running} holding capacity")
     return f"cycle {report.cycle}: " + "; ".join(parts)

@@ -89,7 +89,7 @@ def test_an_unwritable_job_directory_fails_the_job_not_the_scheduler(
     ok("jobs", "submit", job, "--num-jobs", "2", "--chdir", directory)
     result = pf("scheduler", "run", "--once", "--chdir", directory)
     assert result.returncode == 0, result.stderr
-    assert "ended 1 (failed), 2 (failed); 0 queued, 0 holding capacity" in result.stdout
+    assert "ended 1, 2 (failed); 0 queued, 0 holding capacity" in result.stdout
     assert statuses(directory) == {1: "failed", 2: "failed"}
     listed = json.loads(ok("jobs", "list", "--json", "--chdir", directory))["jobs"]
     assert {j["reason"]["code"] for j in listed} == {"start_failed"}

@@ -86,3 +86,17 @@ def test_scheduler_run_starts_at_most_max_running_jobs(tmp_path: Path) -> None:
     finally:
         gate.touch()
         ok("jobs", "cancel", "--pool", "open", "--chdir", directory)
+
+
+def test_the_cycle_line_names_a_batch_as_a_range() -> None:
+    from reconciler.scheduler.loop import CycleReport
+    from reconciler.scheduler.model import Status
+    from reconciler.scheduler.text import cycle_line
+
+    report = CycleReport(cycle=3, serial=1)
+    report.admitted = [*range(1, 257), 300, 302, 303]
+    report.ended = [(7, Status.SUCCEEDED), (8, Status.SUCCEEDED), (9, Status.SUCCEEDED),
+                    (10, Status.FAILED), (11, Status.SUCCEEDED)]  # fmt: skip
+    line = cycle_line(report)
+    assert "admitted 1-256, 300, 302, 303;" in line
+    assert "ended 7-9 (succeeded), 10 (failed), 11 (succeeded);" in line
