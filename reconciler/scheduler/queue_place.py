@@ -10,7 +10,7 @@ new queue does not know about. So such a migration is refused while the old queu
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from reconciler.errors import PoolformError
@@ -26,7 +26,7 @@ __all__ = ["QueuePlace", "queue_place", "refuse_stranded_jobs"]
 class QueuePlace:
     backend: str  # sqlite | postgres
     path: Path | None = None
-    dsn: str = ""
+    dsn: str = field(default="", repr=False)  # may hold a password: never shown
     schema: str = ""
 
     def describe(self) -> str:
