@@ -221,6 +221,16 @@ class FakeCloud:
             if not self._launch(group):
                 break
 
+    def _instance_name(self, base: str) -> str:
+        """A new instance's name: the base and a random suffix, never one in use (as GCE
+        does). Twenty random bits alone collided about once in 40 runs of a 1,000-instance
+        fleet, and the new instance silently replaced its namesake, so its group never
+        reached its size."""
+        while True:
+            name = f"{base}-{random.getrandbits(20):05x}"[:63]
+            if name not in self.instances:
+                return name
+
     def _launch(self, group: Json) -> bool:
         template = self.templates.get(self.template_of(group))
         if template is None:
@@ -228,7 +238,7 @@ class FakeCloud:
         props = template["properties"]
         model = (props.get("scheduling") or {}).get("provisioningModel", "STANDARD")
         machine = str(props.get("machineType", "")).rsplit("/", 1)[-1]
-        name = f"{group['baseInstanceName']}-{random.getrandbits(20):05x}"[:63]
+        name = self._instance_name(group["baseInstanceName"])
         zones = self.zones(group)
         zone = zones[len(self.members(group)) % len(zones)]
         failure = self.exhausted.get((machine, model))

@@ -4,6 +4,7 @@ resource. A per-resource refresh (Terraform's) of the same fleet costs over 1,00
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Callable
 
 import pytest
@@ -50,3 +51,21 @@ def test_refresh_costs_pages_not_resources(
     expected = 3 * math.ceil(groups / page_size) + math.ceil(instances / page_size)
     assert sent == expected
     assert sent <= math.ceil(instances / page_size) + RESOURCE_TYPES + 2 or page_size < groups
+
+
+def test_the_fake_cloud_never_reuses_an_instance_name(
+    make_provider: Callable[..., GcpProvider], cloud: FakeCloud, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fleet above once came up one instance short (a group never stable): two random
+    suffixes drawn alike, and the second instance replaced the first. Drawn alike on purpose
+    here, the group still gets every instance."""
+    real = random.getrandbits
+    alike = iter([7, 7])  # the first two instance suffixes (20 bits; operations draw 32)
+
+    def draw(bits: int) -> int:
+        return next(alike, None) or real(bits) if bits == 20 else real(bits)
+
+    monkeypatch.setattr("tests.gcp.fake_cloud.random.getrandbits", draw)
+    provider = make_provider()
+    provider.create(machine_type("twins", low=3, high=3, token="t-twins"))
+    assert len(cloud.instances) == 3
