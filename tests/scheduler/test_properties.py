@@ -14,6 +14,7 @@ over a fake world of processes. After every cycle:
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import tempfile
 from collections import defaultdict
@@ -35,6 +36,11 @@ from reconciler.scheduler.store import NewJob
 from tests.scheduler.builders import config, policy, request
 from tests.scheduler.fakes import Clock, CrashBeforeStart, FakeExecutor, World
 
+# The suite replays the same examples every run (a test that passes must not fail by the
+# luck of a draw: the search has found rare failures, kept in test_property_examples.py).
+# `POOLFORM_PROPERTY_SEARCH=1 python -m pytest tests/scheduler/test_properties*.py` draws new
+# ones each run (raise max_examples for a long search).
+RANDOM_SEARCH = bool(os.environ.get("POOLFORM_PROPERTY_SEARCH"))
 GRACE = 10.0
 MAX_BYPASS = 8  # the default; fixed examples pass 2, so that room held against starvation shows
 
@@ -275,6 +281,6 @@ class Scheduling(RuleBasedStateMachine):
 
 
 Scheduling.TestCase.settings = settings(
-    max_examples=30, stateful_step_count=50, deadline=None, derandomize=False
+    max_examples=30, stateful_step_count=50, deadline=None, derandomize=not RANDOM_SEARCH
 )
 TestScheduling = Scheduling.TestCase

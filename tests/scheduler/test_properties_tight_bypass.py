@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import settings
 
-from tests.scheduler.test_properties import Scheduling
+from tests.scheduler.test_properties import RANDOM_SEARCH, Scheduling
 
 
 class TightBypass(Scheduling):
@@ -15,6 +15,6 @@ class TightBypass(Scheduling):
 
 
 TightBypass.TestCase.settings = settings(
-    max_examples=20, stateful_step_count=50, deadline=None, derandomize=False
+    max_examples=20, stateful_step_count=50, deadline=None, derandomize=not RANDOM_SEARCH
 )
 TestTightBypass = TightBypass.TestCase

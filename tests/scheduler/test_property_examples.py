@@ -93,6 +93,27 @@ CLAIMANT_TAKES_ROOM_HELD_FOR_A_STARVING_JOB: list[Step] = [
     ("process_ends", {"code": 0, "pick": 0, "then": True, "vanish": True}),
 ]  # fmt: skip
 
+# NOT FIXED YET (found by the random search at the end of a session, max_bypass 1, no bypass
+# involved): job 6 is admitted mid-cycle (its victim exited), after which lo's job 3 borrows.
+# Job 2 (hi, priority 4) then finds no victims in the cycle and gets `reserved_for_preemptor`
+# (room held for claimant 7, priority 1); a fresh look finds victims 3 and 1, so it takes the
+# room held for the lower-priority claimant instead, and is admitted. One cycle late, never
+# starved. Likely cause: victim candidates filtered at the cycle's start do not follow a
+# policy that starts borrowing. Kept here, strict, until fixed.
+BORROWER_MADE_MID_CYCLE: list[Step] = [
+    ("a_busy_start", {"jobs": [("hi", 1, 0), ("hi", 2, 4), ("lo", 1, 4), ("lo", 2, 0),
+                               ("hi", 1, 0)]}),
+    ("process_ignores_sigterm", {"pick": 14}),
+    ("apply_configuration", {"index": 2, "then": False}),
+    ("submit", {"count": 1, "gpu": 2, "preemptible": False, "priority": 1, "retries": 0,
+                "route": ("lo", None), "then": False}),
+    ("submit", {"count": 1, "gpu": 4, "preemptible": False, "priority": 1, "retries": 0,
+                "route": ("hi", None), "then": False}),
+    ("cycle", {}),
+    ("apply_configuration", {"index": 0, "then": True}),
+    ("process_ends", {"code": 0, "pick": 0, "then": True, "vanish": True}),
+]  # fmt: skip
+
 # name -> (the loop's max_bypass, the steps)
 EXAMPLES = {
     "left waiting though it fits": (8, LEFT_WAITING_THOUGH_IT_FITS),
@@ -100,6 +121,13 @@ EXAMPLES = {
     "a claimant takes room held for a starving job": (
         1,
         CLAIMANT_TAKES_ROOM_HELD_FOR_A_STARVING_JOB,
+    ),
+    "a borrower made mid-cycle": pytest.param(  # type: ignore[dict-item]
+        1,
+        BORROWER_MADE_MID_CYCLE,
+        marks=pytest.mark.xfail(
+            strict=True, reason="victim candidates do not follow a policy that starts borrowing"
+        ),
     ),
 }
 
