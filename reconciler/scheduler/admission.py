@@ -46,9 +46,10 @@ class Lane(NamedTuple):
 # field: 0 passed too often, 1 a claimant, 2 the rest.
 Waiting = tuple[tuple[int, int, float, int], Queued, tuple[Lane, ...], int, bool, list[Queued]]
 
-# Victim searches that found nothing this cycle, per (pool, policy, non-preemptible, batch):
-# (priority, demand). Within a cycle usage only grows and candidates only leave, so a waiter
-# with no higher priority and no smaller demand on the same keys would find nothing either.
+# Victim searches that found nothing, per (pool, policy, non-preemptible, batch): (priority,
+# demand). While no policy or pool of the tree starts to borrow or borrows more (see the
+# ledger's `joins` and `grown`), usage only grows and candidates only leave, so a waiter with
+# no higher priority and no smaller demand on the same keys would find nothing either.
 Hopeless = dict[tuple[str, str, bool, int], list[tuple[int, tuple[tuple[str, int], ...]]]]
 Failed = dict[tuple[int, bool, int], tuple[object, int, Reason, list[tuple[Route, TreeUse]]]]
 
@@ -73,7 +74,7 @@ class Admission:
         # collector, which then walks them: tens of milliseconds on a deep queue).
         self.bypasses = Bypasses(snapshot.max_bypass, _HoldForHead(snapshot, ledger))
         self.batches = {held.batch for held in snapshot.holding}
-        self.hopeless: Hopeless = {}
+        self.hopeless: dict[int, tuple[tuple[int, int], Hopeless]] = {}  # per tree
         self.failed: Failed = {}
         self._last: tuple[Reason, bool] = (reason(ReasonCode.PENDING_EVALUATION), False)
         limit = snapshot.max_running
@@ -308,8 +309,12 @@ class Admission:
             candidates = self.candidates.get(id(lane.tree))
             if candidates is None or not candidates.jobs:
                 continue
-            route = lane.route
-            tried = self.hopeless.setdefault((route.pool, route.policy, np, batch), [])
+            route, tree = lane.route, lane.tree
+            stamp = (len(tree.joins), len(tree.grown))
+            kept = self.hopeless.get(id(tree))
+            if kept is None or kept[0] != stamp:
+                kept = self.hopeless[id(tree)] = (stamp, {})
+            tried = kept[1].setdefault((route.pool, route.policy, np, batch), [])
             if _dominated(tried, route.priority, route.demand):
                 continue
             found = victims_among(self.ledger, route, np, job.batch, candidates)

@@ -46,10 +46,12 @@ class TreeUse:
         "claimed",
         "dead",
         "floor",
+        "grown",
         "held_changes",
         "held_floor",
         "holder_seen",
         "holds",
+        "joins",
         "lenders",
         "memo",
         "memo_version",
@@ -75,8 +77,12 @@ class TreeUse:
         self.held_changes = 0
         self.holder_seen: tuple[int, tuple[int, bool] | None] = (-1, None)
         self.admitted: list[tuple[int, int]] = []  # this cycle: (job, priority)
-        # Policies (False) and pools (True) with jobs here that stopped borrowing, in order.
+        # Policies (False) and pools (True) with jobs here, in order: those that stopped
+        # borrowing (victims taken), that started to (admissions), and that grew while they
+        # borrow (admissions: they may now give up by priority jobs they could not before).
         self.lenders: list[tuple[bool, str]] = []
+        self.joins: list[tuple[bool, str]] = []
+        self.grown: list[tuple[bool, str]] = []
         # For `schedule`: the least any queued job asks of a key every one of them asks for;
         # whether some job may use another tree too; the version last looked at and the one
         # at which nothing queued can get in any more; outcomes at `memo_version`.
@@ -166,23 +172,27 @@ class Ledger:
             self.take(pool, policy, tuple(total.items()), not job.preemptible, job.worker)
         for job in stopping:
             self.leave(job)
-        # As of the snapshot: who borrows is judged on this, so the cycle's own admissions
-        # never turn a running job into a victim.
-        self.policy_start = {n: dict(u.used) for n, u in self.policies.items() if u.used}
-        self.pool_start = {n: dict(u.used) for n, u in self.pools.items() if u.used}
+        # Who borrows: uses more than it reserved (a pool: more than its own capacity, in a
+        # tree of pools), not counting what its jobs being stopped hold. Judged as the cycle
+        # goes, as the next cycle would judge it: an admission can make a policy borrow, a
+        # victim taken can end it.
+        self._held_pools = {n for n, u in self.pools.items() if u.used}
         for use in self.pools.values():
             if not use.tree.start:
                 use.tree.start = dict(use.tree.used)
         leaving = self.leaving
         self.borrowers = {
             p
-            for p, used in self.policy_start.items()
-            if self._still_borrows(used, leaving.get(p, _NO_LIMIT), self._reserved(p))
+            for p, use in self.policies.items()
+            if use.used and self._still_borrows(use.used, leaving.get(p, _NO_LIMIT), use.reserved)
         }
         self.pool_borrowers = {
             p
-            for p, used in self.pool_start.items()
-            if len(self.pools[p].tree.names) > 1 and self.pool_borrowing(p, set(used))
+            for p in self._held_pools
+            if len(self.pools[p].tree.names) > 1
+            and self._still_borrows(
+                self.pools[p].used, self.pool_leaving.get(p, _NO_LIMIT), self.pools[p].capacity
+            )
         }
         self._built = True
 
@@ -219,6 +229,37 @@ class Ledger:
                 np_used[key] += value
         if worker is not None:
             pool.busy.add(worker)
+        if self._built:
+            self._grew(pool, policy)
+
+    def _grew(self, pool: PoolUse, policy: PolicyUse) -> None:
+        """An admission grew what a policy and its pool use. One that now uses more than it
+        reserved borrows from here on, so its running jobs become victims for a reclaim in
+        this very cycle, as they would be in the next (judged only as of the cycle's start,
+        a waiter that could take them back would wait one cycle for nothing). One that
+        borrowed already may now give up, by priority, jobs it could not before."""
+        name = policy.policy.name
+        trees = self._policy_trees.get(name)
+        if trees:
+            if name in self.borrowers:
+                for tree in trees.values():
+                    tree.grown.append((False, name))
+            elif self._still_borrows(
+                policy.used, self.leaving.get(name, _NO_LIMIT), policy.reserved
+            ):
+                self.borrowers.add(name)
+                for tree in trees.values():
+                    tree.joins.append((False, name))
+                    tree.version += 1
+        name = pool.pool.name
+        if name in self._held_pools and len(pool.tree.names) > 1:
+            if name in self.pool_borrowers:
+                pool.tree.grown.append((True, name))
+            elif self._still_borrows(
+                pool.used, self.pool_leaving.get(name, _NO_LIMIT), pool.capacity
+            ):
+                self.pool_borrowers.add(name)
+                pool.tree.joins.append((True, name))
 
     def admit(self, job: int, route: Route, np: bool) -> str | None:
         """Account the job on the route; returns the worker it gets on a worker pool."""
@@ -242,15 +283,13 @@ class Ledger:
             return
         borrowers = self.borrowers
         if job.policy in borrowers and not self._still_borrows(
-            self.policy_start.get(job.policy, _NO_LIMIT),
-            leaving,
-            self._reserved(job.policy),
+            self.policies[job.policy].used, leaving, self._reserved(job.policy)
         ):
             borrowers.discard(job.policy)
             for tree in self._policy_trees.get(job.policy, {}).values():
                 tree.lenders.append((False, job.policy))
         if job.pool in self.pool_borrowers and not self._still_borrows(
-            self.pool_start.get(job.pool, _NO_LIMIT),
+            pool.used if pool is not None else _NO_LIMIT,
             pool_leaving,
             pool.capacity if pool is not None else _NO_LIMIT,
         ):
@@ -262,7 +301,7 @@ class Ledger:
     def _still_borrows(
         used: Mapping[str, int], leaving: Mapping[str, int], own: Mapping[str, int]
     ) -> bool:
-        """`borrowing` on every key used as of the snapshot, without victims taken."""
+        """Whether `used` less `leaving` exceeds `own` on some key."""
         for key, value in used.items():  # noqa: SIM110 (a loop: no generator on a hot path)
             if value - leaving.get(key, 0) > own.get(key, 0):
                 return True
@@ -504,27 +543,6 @@ class Ledger:
                 return False
         return True
 
-    def borrowing(self, policy: str, keys: set[str], minus: dict[str, int] | None = None) -> bool:
-        """Whether a policy uses more than it reserved on one of `keys`: as of the snapshot,
-        without what its jobs being stopped hold, nor `minus` (victims already taken)."""
-        known = self.config.policies.get(policy)
-        reserved = known.reserved if known is not None else {}
-        used, leaving = self.policy_start.get(policy, {}), self.leaving.get(policy, {})
-        return any(
-            used.get(k, 0) - leaving.get(k, 0) - (minus or {}).get(k, 0) > reserved.get(k, 0)
-            for k in keys
-        )
-
-    def keeps_reservation(self, policy: str, keys: set[str], minus: dict[str, int]) -> bool:
-        """Whether a policy still uses at least its reservation on every one of `keys` once
-        `minus` is gone (as of the snapshot, without its jobs being stopped)."""
-        known = self.config.policies.get(policy)
-        reserved = known.reserved if known is not None else {}
-        used, leaving = self.policy_start.get(policy, {}), self.leaving.get(policy, {})
-        return all(
-            used.get(k, 0) - leaving.get(k, 0) - minus.get(k, 0) >= reserved.get(k, 0) for k in keys
-        )
-
     def within_reservation(self, route: Route) -> bool:
         """Whether the route's policy would stay inside its reservation with the job added."""
         policy = self.policies[route.policy]
@@ -535,27 +553,6 @@ class Ledger:
         return True
 
     # -- pools sharing a tree: the same questions one level up --------------------------------
-
-    def pool_borrowing(
-        self, pool: str, keys: set[str], minus: dict[str, int] | None = None
-    ) -> bool:
-        """Whether a pool uses more than its own capacity on one of `keys` (so it borrows from
-        the pools it shares a tree with), as `borrowing` asks of a policy."""
-        use = self.pools.get(pool)
-        capacity = use.capacity if use is not None else {}
-        used, leaving = self.pool_start.get(pool, {}), self.pool_leaving.get(pool, {})
-        return any(
-            used.get(k, 0) - leaving.get(k, 0) - (minus or {}).get(k, 0) > capacity.get(k, 0)
-            for k in keys
-        )
-
-    def pool_keeps_capacity(self, pool: str, keys: set[str], minus: dict[str, int]) -> bool:
-        use = self.pools.get(pool)
-        capacity = use.capacity if use is not None else {}
-        used, leaving = self.pool_start.get(pool, {}), self.pool_leaving.get(pool, {})
-        return all(
-            used.get(k, 0) - leaving.get(k, 0) - minus.get(k, 0) >= capacity.get(k, 0) for k in keys
-        )
 
     def within_capacity(self, route: Route) -> bool:
         """Whether the route's own pool would stay inside its own capacity with the job added:

@@ -25,6 +25,7 @@ dropped is minimal: no proper subset lets the waiter in.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from heapq import merge
 from typing import NamedTuple
 
 from reconciler.scheduler.amounts import Amounts
@@ -59,15 +60,17 @@ class Candidates:
 
     - `own[policy]`: the policy's jobs (the second pass: its own lower priority work);
     - `lending()`: jobs of policies (or pools) that borrow: only those can be taken in the
-      first pass. Borrowing only ends within a cycle, so the view only shrinks;
+      first pass. Victims taken end borrowing, admissions start it (the ledger lists both
+      per tree, in `lenders` and `joins`); the view follows;
     - `givable(keys)`: of those, the jobs their policy (or pool) could give up alone by
-      priority on `keys` (keeping its reservation). Spare capacity only shrinks within a cycle,
-      so a job found not givable alone is never givable later: it leaves the view.
+      priority on `keys` (keeping its reservation). A job found not givable alone stays so
+      until its policy (or pool) uses more (an admission: the ledger's `grown`), when it
+      comes back.
     """
 
     def __init__(self, ledger: Ledger, ranked: Sequence[Holding], tree: TreeUse | None = None):
         self.ledger = ledger
-        self.tree = tree  # the tree the jobs run in: its `lenders` moves when one stops lending
+        self.tree = tree  # the tree the jobs run in: its lists say who lends, as they change
         self.jobs = list(ranked)
         self.own: dict[str, list[Holding]] = {}
         for job in self.jobs:
@@ -75,8 +78,25 @@ class Candidates:
         self._lending: list[Holding] | None = None
         self._stamp: object = None
         self._givable: dict[frozenset[str], list[Holding]] = {}
+        # Per view of `givable`, the jobs dropped from it, per (pool, policy).
+        self._dropped: dict[frozenset[str], dict[tuple[str, str], list[Holding]]] = {}
+        self._joined = self._grown = 0
+        if tree is not None:
+            self._joined, self._grown = len(tree.joins), len(tree.grown)
 
     def lending(self) -> list[Holding]:
+        tree = self.tree
+        if tree is not None:
+            if len(tree.joins) != self._joined:
+                # Someone started to lend: rare (a policy or pool crossing its reservation),
+                # so every view starts again (what was dropped is only a shortcut).
+                self._joined, self._grown = len(tree.joins), len(tree.grown)
+                self._lending = None
+                self._givable.clear()
+                self._dropped.clear()
+            elif len(tree.grown) != self._grown:
+                self._take_back(tree.grown[self._grown :])
+                self._grown = len(tree.grown)
         if self._lending is None:
             self._lending = [job for job in self.jobs if self._lends(job)]
             self._stamp = self._seen()
@@ -108,6 +128,20 @@ class Candidates:
         self._stamp = stamp
         return self._lending
 
+    def _take_back(self, grown: list[tuple[bool, str]]) -> None:
+        """Jobs dropped from a `givable` view whose policy or pool has grown since come back
+        (those that no longer lend are filtered out by `lending`, as any other)."""
+        policies = {name for pool, name in grown if not pool}
+        pools = {name for pool, name in grown if pool}
+        for keys, dropped in self._dropped.items():
+            back: list[Holding] = []
+            for where in [w for w in dropped if w[0] in pools or w[1] in policies]:
+                back.extend(dropped.pop(where))
+            back = [job for job in back if self._lends(job)]
+            if back:
+                back.sort(key=victim_order)
+                self._givable[keys] = list(merge(self._givable[keys], back, key=victim_order))
+
     def _seen(self) -> object:
         """How far the changes to who lends have been taken in."""
         if self.tree is not None:
@@ -128,6 +162,7 @@ class Candidates:
         found = self._givable.get(keys)
         if found is not None:
             _without(found, (job,))
+            self._dropped.setdefault(keys, {}).setdefault((job.pool, job.policy), []).append(job)
 
     def remove(self, victims: Sequence[Holding]) -> None:
         """Victims leave every view. They come from the front (victim order), so removing
@@ -323,18 +358,19 @@ def _gives_up(
 ) -> bool:
     """Whether another policy (or pool) may lose `job`, given `mine`, what its victims so far
     hold; if so, the job is added to `mine`. On the keys both the job and the waiter need
-    (as of the snapshot, without jobs being stopped): a reclaim takes it while the policy
+    (as the cycle stands, without what its jobs being stopped hold): a reclaim takes it while the policy
     still uses more than it reserved on one of them; priority only if the policy keeps at
     least its reservation on all of them once the job is gone."""
+    used: Mapping[str, int]
     if pool:
         use = ledger.pools.get(job.pool)
-        reserved: Mapping[str, int] = use.capacity if use is not None else {}
-        used = ledger.pool_start.get(job.pool, _NONE)
+        reserved: Mapping[str, int] = use.capacity if use is not None else _NONE
+        used = use.used if use is not None else _NONE
         leaving = ledger.pool_leaving.get(job.pool, _NONE)
     else:
-        known = ledger.config.policies.get(job.policy)
-        reserved = known.reserved if known is not None else {}
-        used = ledger.policy_start.get(job.policy, _NONE)
+        mine_use = ledger.policies.get(job.policy)
+        reserved = mine_use.reserved if mine_use is not None else _NONE
+        used = mine_use.used if mine_use is not None else _NONE
         leaving = ledger.leaving.get(job.policy, _NONE)
     allowed = not reclaim
     for key, value in job.amounts:
