@@ -65,15 +65,27 @@ class SchedulerContext:
             os.close(fd)
 
 
+# Requests a kept configuration may remember before it is built anew: what it caches grows
+# with the distinct requests seen, and a long-running loop must not grow without bound.
+KEPT_REQUESTS = 50_000
+
+
 def config_reader(
     read_state: Callable[[], StateSnapshot | None], state_dir: Path
 ) -> Callable[[], AppliedConfig]:
     """Applied configuration from state, with the ready workers of local worker pools; the
-    workers are read again on every call (apply may have resized a pool)."""
+    workers are read again on every call (apply may have resized a pool).
+
+    While the state's lineage and serial and the workers stand, the configuration of the last
+    call is returned again, with what it has worked out (every request's routes): building it
+    anew cost a live cycle 10-15 ms on 100 pools and 1,000 policies, and routing 10,000
+    distinct requests again 60-110 ms more. Every write of the state raises its serial."""
+    kept: list[tuple[object, AppliedConfig]] = []
 
     def read() -> AppliedConfig:
         state = read_state()
         if state is None:
+            kept.clear()
             return AppliedConfig(0, {}, {})
         groups = {
             record.address.split(".", 1)[1]: record.provider_ids.get("group", "")
@@ -89,7 +101,16 @@ def config_reader(
             workers = {
                 name: [(wid, directory) for wid, directory in rows] for name, rows in found.items()
             }
-        return applied_config(state, workers)
+        key = (
+            state.lineage,
+            state.serial,
+            None if workers is None else sorted((n, tuple(w)) for n, w in workers.items()),
+        )
+        if kept and kept[0][0] == key and len(kept[0][1].resolved) <= KEPT_REQUESTS:
+            return kept[0][1]
+        config = applied_config(state, workers)
+        kept[:] = [(key, config)]
+        return config
 
     return read
 

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+import reconciler.scheduler.context as context_module
 from reconciler.scheduler.amounts import SCALE
 from reconciler.scheduler.applied import applied_config
+from reconciler.scheduler.context import config_reader
 from reconciler.scheduler.jobfile import Overrides, load_job, request_of
 from reconciler.scheduler.model import Route
 from reconciler.scheduler.reasons import Reason
@@ -74,3 +78,28 @@ def test_at_least_sizes_and_overrides(tmp_path: Path) -> None:
         "license": 2 * SCALE,
     }
     assert (asked.subject, asked.priority, asked.preemptible) == ("other", 9, False)
+
+
+def test_the_loop_keeps_the_configuration_while_the_state_stands(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the configuration worked out (every request's routes) is kept from cycle to cycle
+    while lineage and serial stand; a write of the state (its serial moves) or another lineage
+    gives a new one, and so does a cache grown past its bound."""
+    current: list[StateSnapshot | None] = [state(resource_pools={"p": {"gpu": 2}})]
+    read = config_reader(lambda: current[0], tmp_path)
+    first = read()
+    asked = request(pool="p", gpu=1)
+    first.resolved[asked] = resolve(asked, first)  # as a cycle leaves it
+    assert read() is first and asked in read().resolved
+    current[0] = state(resource_pools={"p": {"gpu": 4}}, serial=2)
+    second = read()
+    assert second is not first and second.pools["p"].capacity == {"gpu": 4 * SCALE}
+    current[0] = StateSnapshot.from_records("another-lineage", 2, list(state(serial=2)))
+    third = read()
+    assert third is not second and third.pools == {}
+    monkeypatch.setattr(context_module, "KEPT_REQUESTS", 0)
+    third.resolved[asked] = resolve(asked, third)
+    assert read() is not third
+    current[0] = None
+    assert read().pools == {}
