@@ -214,10 +214,6 @@ def victims_among(
     own = candidates.own.get(own_policy, ()) if may_preempt else ()
     if not candidates.jobs:
         return None
-    short = ledger.shortage(route, np)
-    if short is None:
-        return None  # its own non-preemptible reservation is full: no victim would help
-    missing_pool, missing_policy = short
     reclaim = ledger.within_reservation(route)  # the waiter would stay within its reservation
     shared = len(ledger.pools[own_pool].tree.names) > 1
     pool_reclaim = shared and ledger.within_capacity(route)
@@ -232,6 +228,10 @@ def victims_among(
         first = []
     if not first and not (own and own[0].priority < priority):
         return None  # nobody could be taken: no need to walk
+    short = ledger.shortage(route, np)
+    if short is None:
+        return None  # its own non-preemptible reservation is full: no victim would help
+    missing_pool, missing_policy = short
 
     # What is still missing once the chosen victims are gone: `missing_pool` counts every
     # victim, `missing_policy` only the waiter's own policy's jobs in its own pool.
