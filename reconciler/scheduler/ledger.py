@@ -244,6 +244,8 @@ class Ledger:
             if name in self.borrowers:
                 for tree in trees.values():
                     tree.grown.append((False, name))
+                    if tree is not pool.tree:  # (that one moved with the admission)
+                        tree.version += 1
             elif self._still_borrows(
                 policy.used, self.leaving.get(name, _NO_LIMIT), policy.reserved
             ):

@@ -75,6 +75,13 @@ CASES = {
         admitted=[(1, "a")],
         waiting={2: "waiting_for_capacity"},
     ),
+    "an admission that makes a pool borrow lets a sibling take back at once": Case(
+        [queued(1, pool="a", gpu=2, priority=5), queued(2, pool="b", gpu=2, priority=1)],
+        held=[holding(10, "a", "a/*", gpu=2, priority=3), holding(12, "root", "root/*", gpu=4)],
+        admitted=[(1, "a")],
+        preempted={2: (10,)},
+        why="reclaim",
+    ),
 }
 
 

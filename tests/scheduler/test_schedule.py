@@ -104,6 +104,51 @@ def test_owner_reclaims_borrowed_capacity_from_the_most_recent_borrower() -> Non
     assert decisions.claims == {1: 50 + 60.0}
 
 
+def test_an_admission_that_makes_a_policy_borrow_lets_the_owner_reclaim_in_the_same_cycle() -> None:
+    # prod uses exactly its reservation (6) when the cycle starts, so it borrows nothing; its
+    # job 1 is admitted (9 against 6: now it borrows, and the pool is full). dev comes back
+    # for its reservation in the same cycle and takes it back from prod's most recent running
+    # job, as the next cycle would: who borrows is judged as the cycle goes.
+    held = [
+        holding(11, "dc", "prod", gpu=3, step_run=1, priority=100, at=1),
+        holding(12, "dc", "prod", gpu=3, step_run=1, priority=100, at=2),
+        holding(14, "dc", "dev", gpu=1, step_run=1, priority=10, preemptible=False, at=4),
+    ]
+    queue = [queued(1, subject="prod", gpu=3), queued(2, subject="dev", gpu=1, preemptible=False)]
+    decisions = schedule(snapshot(ZENML, queue, held), now=50)
+    assert admitted(decisions) == [1]
+    assert [(p.preemptor, p.victims, p.why) for p in decisions.preempts] == [(2, (12,), "reclaim")]
+
+
+def test_a_running_job_its_policy_could_not_spare_becomes_a_victim_once_the_policy_grows() -> None:
+    # q borrows (3 GPUs against 2 reserved), but losing job 10 (2 GPUs) would leave it below
+    # its reservation: job 1 (priority 10) cannot take it by priority and waits. Job 2 of q
+    # is admitted in the free GPU (q uses 4): now q can spare job 10, and job 3, alike job 1,
+    # takes it. Found unsparable once is not unsparable for the rest of the cycle.
+    cfg = config(
+        resource_pools={"dc": {"gpu": 11}},
+        policies={
+            "p": policy("dc", "p", priority=10),
+            "q": policy("dc", "q", priority=0, reserved={"gpu": 2}),
+            "r": policy("dc", "r", priority=20),
+        },
+    )
+    held = [
+        holding(10, "dc", "q", gpu=2, priority=0, at=1),
+        holding(11, "dc", "q", gpu=1, priority=0, preemptible=False, at=1),
+        holding(12, "dc", "r", gpu=7, priority=20, at=1),
+    ]
+    queue = [
+        queued(1, subject="p", gpu=2, at=1),
+        queued(2, subject="q", gpu=1, priority=10, at=2),
+        queued(3, subject="p", gpu=2, at=3),
+    ]
+    decisions = schedule(snapshot(cfg, queue, held), now=50)
+    assert admitted(decisions) == [2]
+    assert [(p.preemptor, p.victims, p.why) for p in decisions.preempts] == [(3, (10,), "priority")]
+    assert decisions.reasons[1].code is not ReasonCode.WAITING_FOR_VICTIMS
+
+
 def test_never_preempts_non_preemptible_work() -> None:
     cfg = config(resource_pools={"p": {"gpu": 2}})
     held = [holding(10, "p", "p/*", gpu=2, preemptible=False, priority=0)]
