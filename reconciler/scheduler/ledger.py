@@ -53,6 +53,7 @@ class TreeUse:
         "holds",
         "joins",
         "lenders",
+        "lending_changes",
         "memo",
         "memo_version",
         "mixed",
@@ -83,6 +84,7 @@ class TreeUse:
         self.lenders: list[tuple[bool, str]] = []
         self.joins: list[tuple[bool, str]] = []
         self.grown: list[tuple[bool, str]] = []
+        self.lending_changes = 0  # moves with any of the three lists
         # For `schedule`: the least any queued job asks of a key every one of them asks for;
         # whether some job may use another tree too; the version last looked at and the one
         # at which nothing queued can get in any more; outcomes at `memo_version`.
@@ -244,6 +246,7 @@ class Ledger:
             if name in self.borrowers:
                 for tree in trees.values():
                     tree.grown.append((False, name))
+                    tree.lending_changes += 1
                     if tree is not pool.tree:  # (that one moved with the admission)
                         tree.version += 1
             elif self._still_borrows(
@@ -252,16 +255,19 @@ class Ledger:
                 self.borrowers.add(name)
                 for tree in trees.values():
                     tree.joins.append((False, name))
+                    tree.lending_changes += 1
                     tree.version += 1
         name = pool.pool.name
         if name in self._held_pools and len(pool.tree.names) > 1:
             if name in self.pool_borrowers:
                 pool.tree.grown.append((True, name))
+                pool.tree.lending_changes += 1
             elif self._still_borrows(
                 pool.used, self.pool_leaving.get(name, _NO_LIMIT), pool.capacity
             ):
                 self.pool_borrowers.add(name)
                 pool.tree.joins.append((True, name))
+                pool.tree.lending_changes += 1
 
     def admit(self, job: int, route: Route, np: bool) -> str | None:
         """Account the job on the route; returns the worker it gets on a worker pool."""
@@ -290,6 +296,7 @@ class Ledger:
             borrowers.discard(job.policy)
             for tree in self._policy_trees.get(job.policy, {}).values():
                 tree.lenders.append((False, job.policy))
+                tree.lending_changes += 1
         if job.pool in self.pool_borrowers and not self._still_borrows(
             pool.used if pool is not None else _NO_LIMIT,
             pool_leaving,
@@ -298,6 +305,7 @@ class Ledger:
             self.pool_borrowers.discard(job.pool)
             if pool is not None:
                 pool.tree.lenders.append((True, job.pool))
+                pool.tree.lending_changes += 1
 
     @staticmethod
     def _still_borrows(

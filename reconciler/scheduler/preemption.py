@@ -81,10 +81,20 @@ class Candidates:
         # Per view of `givable`, the jobs dropped from it, per (pool, policy).
         self._dropped: dict[frozenset[str], dict[tuple[str, str], list[Holding]]] = {}
         self._joined = self._grown = 0
+        self._changes = -1
         if tree is not None:
             self._joined, self._grown = len(tree.joins), len(tree.grown)
 
     def lending(self) -> list[Holding]:
+        tree = self.tree
+        if tree is not None and self._changes == tree.lending_changes and self._lending is not None:
+            return self._lending  # nothing changed who lends since the last look
+        found = self._refresh()
+        if tree is not None:
+            self._changes = tree.lending_changes
+        return found
+
+    def _refresh(self) -> list[Holding]:
         tree = self.tree
         if tree is not None:
             if len(tree.joins) != self._joined:
