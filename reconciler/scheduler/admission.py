@@ -17,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from reconciler.scheduler.ledger import Failure, Ledger, PolicyUse, PoolUse, TreeUse
+from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Admit, Holding, JobRequest, Preempt, Queued, Route, Snapshot
 from reconciler.scheduler.preemption import Candidates, Victims, victims_among
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.starvation import Bypasses
+from reconciler.scheduler.usage import Failure, PolicyUse, PoolUse, TreeUse
 from reconciler.scheduler.waiting import explain_failure
 
 

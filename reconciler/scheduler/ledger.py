@@ -14,122 +14,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
-from typing import NamedTuple
 
 from reconciler.scheduler.amounts import WORKER, Amounts
 from reconciler.scheduler.model import AppliedConfig, Holding, Policy, Pool, Route
+from reconciler.scheduler.usage import Failure, PolicyUse, PoolUse, TreeUse
 
 Usage = dict[str, dict[str, int]]
 _NO_LIMIT: Mapping[str, int] = {}
-
-
-class Failure(NamedTuple):
-    """Why a route does not fit now. `level`: where the first binding limit is ("reserved",
-    "limit", "pool", "overcommitted"); `deficit`: units missing per key at that level ("pool":
-    in the tree of pools it shares capacity with)."""
-
-    level: str
-    deficit: tuple[tuple[str, int], ...]
-
-    @property
-    def keys(self) -> set[str]:
-        return {k for k, _ in self.deficit}
-
-
-class TreeUse:
-    """Usage of one tree of pools (one pool, usually). `used` counts held capacity too."""
-
-    __slots__ = (
-        "admitted",
-        "capacity",
-        "checked",
-        "claimed",
-        "dead",
-        "floor",
-        "grown",
-        "held_changes",
-        "held_floor",
-        "holder_seen",
-        "holds",
-        "joins",
-        "lenders",
-        "lending_changes",
-        "memo",
-        "memo_version",
-        "mixed",
-        "names",
-        "start",
-        "used",
-        "version",
-    )
-
-    def __init__(self, names: tuple[str, ...], capacity: dict[str, int], used: dict[str, int]):
-        self.names = names
-        self.capacity = capacity
-        self.used = used
-        self.start: dict[str, int] = {}
-        self.version = 0  # moves on every change: while it stands, every answer is the same
-        self.claimed: dict[str, int] = defaultdict(int)
-        # job -> (its route, a claim?, what is held for it), in the order capacity was held
-        self.holds: dict[int, tuple[Route, bool, dict[str, int]]] = {}
-        # The least priority of a job something is held for (None: nothing held), how often
-        # holds changed, and `holder` as of a count of changes.
-        self.held_floor: int | None = None
-        self.held_changes = 0
-        self.holder_seen: tuple[int, tuple[int, bool] | None] = (-1, None)
-        self.admitted: list[tuple[int, int]] = []  # this cycle: (job, priority)
-        # Policies (False) and pools (True) with jobs here, in order: those that stopped
-        # borrowing (victims taken), that started to (admissions), and that grew while they
-        # borrow (admissions: they may now give up by priority jobs they could not before).
-        self.lenders: list[tuple[bool, str]] = []
-        self.joins: list[tuple[bool, str]] = []
-        self.grown: list[tuple[bool, str]] = []
-        self.lending_changes = 0  # moves with any of the three lists
-        # For `schedule`: the least any queued job asks of a key every one of them asks for;
-        # whether some job may use another tree too; the version last looked at and the one
-        # at which nothing queued can get in any more; outcomes at `memo_version`.
-        self.floor: dict[str, int] | None = None
-        self.mixed = False
-        self.checked = -1
-        self.dead = -1
-        self.memo: dict[object, object] = {}
-        self.memo_version = -1
-
-    @property
-    def holder(self) -> tuple[int, bool] | None:
-        """The first job capacity is held for, and whether for a claim."""
-        seen, found = self.holder_seen
-        if seen == self.held_changes:
-            return found
-        found = None
-        for job, (_, claim, amounts) in self.holds.items():
-            if any(amounts.values()):
-                found = (job, claim)
-                break
-        self.holder_seen = (self.held_changes, found)
-        return found
-
-
-class PoolUse:
-    __slots__ = ("busy", "capacity", "pool", "tree", "used")
-
-    def __init__(self, pool: Pool):
-        self.pool = pool
-        self.capacity: Mapping[str, int] = pool.capacity
-        self.used: dict[str, int] = defaultdict(int)
-        self.tree: TreeUse
-        self.busy: set[str] = set()
-
-
-class PolicyUse:
-    __slots__ = ("limit", "np_used", "policy", "reserved", "used")
-
-    def __init__(self, policy: Policy):
-        self.policy = policy
-        self.used: dict[str, int] = defaultdict(int)
-        self.np_used: dict[str, int] = defaultdict(int)
-        self.limit: Mapping[str, int] = _NO_LIMIT if policy.limit is None else policy.limit
-        self.reserved: Mapping[str, int] = policy.reserved
 
 
 class Ledger:

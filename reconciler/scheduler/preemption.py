@@ -29,8 +29,9 @@ from heapq import merge
 from typing import NamedTuple
 
 from reconciler.scheduler.amounts import Amounts
-from reconciler.scheduler.ledger import Ledger, TreeUse
+from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Holding, Route
+from reconciler.scheduler.usage import TreeUse
 
 _KEYS: dict[Amounts, frozenset[str]] = {}
 

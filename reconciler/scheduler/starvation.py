@@ -17,8 +17,8 @@ import heapq
 import itertools
 from collections.abc import Callable, Sequence
 
-from reconciler.scheduler.ledger import TreeUse
 from reconciler.scheduler.model import Route
+from reconciler.scheduler.usage import TreeUse
 
 
 class _Watched:

@@ -6,9 +6,10 @@ from __future__ import annotations
 import itertools
 
 from reconciler.scheduler.amounts import STEP_RUN, WORKER
-from reconciler.scheduler.ledger import Failure, Ledger
+from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Route
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+from reconciler.scheduler.usage import Failure
 
 
 def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
