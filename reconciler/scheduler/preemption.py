@@ -188,6 +188,11 @@ class Candidates:
             _without(self._lending, victims)
         for jobs in self._givable.values():
             _without(jobs, victims)
+        for dropped in self._dropped.values():  # nor may a victim come back with its policy
+            for victim in victims:
+                found = dropped.get((victim.pool, victim.policy))
+                if found:
+                    _without(found, (victim,))
 
 
 def _without(jobs: list[Holding], victims: Sequence[Holding]) -> None:

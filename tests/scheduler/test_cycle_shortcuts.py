@@ -125,6 +125,8 @@ def test_the_kept_victim_search_finds_what_a_fresh_search_finds(
     monkeypatch.setattr(admission_module, "victims_among", both)
     decisions = schedule(random_snapshot(seed), 100.0)
     assert len(decisions.preempts) <= len([v for v in compared if v is not None])
+    victims = [victim for preempt in decisions.preempts for victim in preempt.victims]
+    assert len(victims) == len(set(victims))  # no job is taken twice
 
 
 def test_the_searches_compared_above_include_ones_that_find_victims() -> None:

@@ -218,6 +218,8 @@ class Scheduling(RuleBasedStateMachine):
             _event(why.code.value)
         for job in report.admitted:
             self.admitted_in[job] = self.generation
+        victims = [victim for preempt in decisions.preempts for victim in preempt.victims]
+        assert len(victims) == len(set(victims)), f"a job preempted twice in one cycle: {victims}"
         for preempt in decisions.preempts:
             for victim in preempt.victims:
                 assert (victim, preempt.preemptor, self.epoch) not in self.preemptions, (

@@ -149,6 +149,36 @@ def test_a_running_job_its_policy_could_not_spare_becomes_a_victim_once_the_poli
     assert decisions.reasons[1].code is not ReasonCode.WAITING_FOR_VICTIMS
 
 
+def test_a_victim_is_taken_once_even_when_its_policy_grows_after_it_was_passed_over() -> None:
+    # Job 1 passes over job 10 (q would fall below its reservation of lic); job 2 takes job 10
+    # back for r's reservation (reclaim); job 3 of q is admitted, so q uses more; job 4, alike
+    # job 1, must not find job 10 again: it is already stopping for job 2.
+    cfg = config(
+        resource_pools={"dc": {"gpu": 6, "lic": 7, "cpu": 10}},
+        policies={
+            "p": policy("dc", "p", priority=10),
+            "q": policy("dc", "q", priority=0, reserved={"gpu": 2, "lic": 1}),
+            "r": policy("dc", "r", priority=9, reserved={"gpu": 1, "lic": 1}),
+            "s": policy("dc", "s", priority=100),
+        },
+    )
+    held = [
+        holding(10, "dc", "q", gpu=1, lic=1, priority=0, at=1),
+        holding(11, "dc", "q", gpu=3, priority=100, at=1),
+        holding(12, "dc", "s", gpu=2, lic=3, priority=100, at=1),
+    ]
+    queue = [
+        queued(1, subject="p", gpu=1, lic=1, priority=10, at=1),
+        queued(2, subject="r", gpu=1, lic=1, priority=9, at=2),
+        queued(3, subject="q", lic=2, cpu=1, priority=8, at=3),
+        queued(4, subject="p", gpu=1, lic=1, priority=7, at=4),
+    ]
+    decisions = schedule(snapshot(cfg, queue, held), now=50)
+    assert admitted(decisions) == [3]
+    assert [(p.preemptor, p.victims, p.why) for p in decisions.preempts] == [(2, (10,), "reclaim")]
+    assert decisions.reasons[4].code is not ReasonCode.WAITING_FOR_VICTIMS
+
+
 def test_never_preempts_non_preemptible_work() -> None:
     cfg = config(resource_pools={"p": {"gpu": 2}})
     held = [holding(10, "p", "p/*", gpu=2, preemptible=False, priority=0)]
