@@ -40,9 +40,10 @@ class Place:
         return (self.host, self.jobs_dir) == (other.host, other.jobs_dir)
 
     def describe(self) -> str:
-        named = self.host_name if self.host.endswith(self.host_name) else (
-            f"{self.host_name} ({self.host})"
-        )
+        if not self.host_name or self.host == f"hostname:{self.host_name}":
+            named = self.host_name or self.host
+        else:
+            named = f"{self.host_name} ({self.host})"
         return f"host {named} under {self.jobs_dir}"
 
 

@@ -52,8 +52,8 @@ class Writes:
         """Queued jobs admitted, with the capacity they hold and the place their attempts
         run; the ids admitted."""
         by_job = {admit.job: admit for admit in admits}
-        where = (None, None, None) if place is None else (
-            place.host, place.host_name, place.jobs_dir
+        where = (
+            (None, None, None) if place is None else (place.host, place.host_name, place.jobs_dir)
         )
         done = self._ids(
             f"UPDATE {self.s}.sched_jobs j SET status = 'admitted', pool = v.pool,"

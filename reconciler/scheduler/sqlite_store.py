@@ -222,8 +222,8 @@ class SqliteStore:
     ) -> Committed:
         admitted: list[int] = []
         preempting: list[int] = []
-        where = (None, None, None) if place is None else (
-            place.host, place.host_name, place.jobs_dir
+        where = (
+            (None, None, None) if place is None else (place.host, place.host_name, place.jobs_dir)
         )
         with self._txn() as conn:
             for admit in decisions.admits:
