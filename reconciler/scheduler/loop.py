@@ -107,13 +107,19 @@ class SchedulerLoop:
 
     # -- 1. processes ------------------------------------------------------------------------
 
-    def reconcile(self, report: CycleReport) -> list[JobRecord]:
-        """Look at every held job's process; returns the active jobs as they are afterwards."""
+    def reconcile(self, report: CycleReport, *, own_only: bool = False) -> list[JobRecord]:
+        """Look at every held job's process; returns the active jobs as they are afterwards.
+        `own_only`: only attempts recorded at this loop's place (a standby's watch, while a
+        leader elsewhere leaves them alone)."""
         records = self.store.jobs(active=True)
         endings: list[Ended] = []
         adopted: list[Started] = []
         for job in records:
             if job.status not in HOLDING:
+                continue
+            if own_only and (
+                self.place is None or job.place is None or runs_elsewhere(job, self.place)
+            ):
                 continue
             if runs_elsewhere(job, self.place):
                 # Its claim, pid and exit file are at its place: what looks absent here may

@@ -244,3 +244,49 @@ def test_on_a_directory_shared_by_two_hosts_the_other_host_leaves_the_job_alone(
     finally:
         (tmp_path / "go").touch()
         store.close()
+
+
+def test_a_standby_on_the_jobs_own_host_records_and_stops_them_while_another_host_leads(
+    team: Team,
+) -> None:
+    first, second = team.submit(team.a), team.submit(team.a)
+    leader = Scheduler(team.a, "a", "host-a")
+    wait_until("one runs at a", lambda: team.job(first).status is Status.RUNNING)
+    leader.kill()
+    elsewhere = Scheduler(team.b, "b", "host-b")
+    wait_until("b leads", lambda: leader_pid(team.store) == elsewhere.process.pid)
+    home = Scheduler(team.a, "a-again", "host-a")  # back, as a standby: b leads
+    try:
+        wait_until("it stands by", lambda: home.said("standing by"))
+        team.go.touch()  # the job at a ends: its own host's standby records it...
+
+        wait_until("it is recorded", lambda: team.job(first).status is Status.SUCCEEDED)
+        assert home.said(f"job {first}, which ran here, succeeded")
+        assert team.job(first).attempt == 1
+        wait_until("the next runs at b", lambda: team.job(second).status is Status.SUCCEEDED)
+        placed = team.job(second).place
+        assert placed is not None and placed.host == "host-b"
+    finally:
+        assert [elsewhere.stop(), home.stop()] == [0, 0]
+    assert leader_pid(team.store) is None
+
+
+def test_a_cancel_from_anywhere_is_carried_out_by_the_standby_on_the_jobs_host(
+    team: Team,
+) -> None:
+    job = team.submit(team.a)
+    leader = Scheduler(team.a, "a", "host-a")
+    wait_until("it runs at a", lambda: team.job(job).status is Status.RUNNING)
+    leader.kill()
+    elsewhere = Scheduler(team.b, "b", "host-b")
+    wait_until("b leads", lambda: leader_pid(team.store) == elsewhere.process.pid)
+    home = Scheduler(team.a, "a-again", "host-a")
+    try:
+        wait_until("it stands by", lambda: home.said("standing by"))
+        on("host-b", "jobs", "cancel", job, "--chdir", team.b)
+
+        wait_until("it is cancelled", lambda: team.job(job).status is Status.CANCELLED)
+        assert home.said(f"job {job}, which ran here, cancelled")
+        assert team.job(job).exit_code == 128 + signal.SIGTERM  # stopped there, by signal
+    finally:
+        assert [elsewhere.stop(), home.stop()] == [0, 0]
