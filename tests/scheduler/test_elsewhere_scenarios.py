@@ -7,13 +7,16 @@ same one (SQLite: a directory shared by two hosts).
 
 from __future__ import annotations
 
+import json
 import os
 import signal
+import socket
 import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from reconciler.scheduler.model import Status
@@ -21,7 +24,7 @@ from reconciler.scheduler.postgres_store import PostgresStore
 from reconciler.scheduler.sqlite_store import SqliteStore
 from reconciler.scheduler.store import JobRecord, SchedulerStore
 from tests.scenario.installed import poolform, poolform_command
-from tests.scheduler.scenario import ok, wait_until
+from tests.scheduler.scenario import SCHEMA, ok, wait_until
 from tests.scheduler.test_leader import leader_pid
 from tests.state.services import drop_schema, new_schema, pg_url
 
@@ -148,6 +151,14 @@ def test_a_standby_on_another_host_leaves_the_job_running_there_until_its_host_r
         shown = on("host-b", "jobs", "show", job, "--chdir", team.b)
         assert "runs on host " in shown and "(host-a)" in shown
         assert "not this command's place" in shown
+        told = json.loads(on("host-b", "jobs", "show", job, "--json", "--chdir", team.b))
+        jsonschema.validate(told, SCHEMA)
+        assert told["place"] == {
+            "host": "host-a",
+            "host_name": socket.gethostname(),
+            "jobs_dir": str((team.a / ".poolform" / "jobs").resolve()),
+            "elsewhere": True,
+        }
 
         team.go.touch()  # it ends on host-a while no scheduler there watches
         wait_until("its exit is written", lambda: (attempt_dir(team.a, job) / "exit").exists())
