@@ -324,10 +324,10 @@ def jobs_cancel(
             click.echo("Nothing to cancel: the job(s) had already ended.")
         for job in ended:
             where = job.place.describe() if job.place else "its place"
-            click.echo(
+            _lines([
                 f"Cancelled job {job.id}, its capacity released; its process on {where} was "
                 "not stopped (nothing here can reach it) and is no longer watched"
-            )
+            ])  # fmt: skip
         return
     if not changed:
         click.echo("Nothing to cancel: the job(s) had already ended.")
@@ -345,11 +345,11 @@ def jobs_cancel(
         )
     for job in away:
         where = job.place.describe() if job.place else "another place"
-        click.echo(
+        _lines([
             f"Job {job.id} runs on {where}, not here: it cannot be signalled from here. Its "
             "cancel is recorded: a scheduler there stops it and records it as cancelled. If "
             f"that place is gone for good: poolform jobs cancel --gone {job.id}"
-        )
+        ])  # fmt: skip
 
 
 @jobs.command("logs")
@@ -498,9 +498,10 @@ def scheduler_run(
 
 
 def _report(report: CycleReport, always: bool) -> None:
+    from reconciler.printable import one_line
     from reconciler.scheduler.text import cycle_line, elsewhere_lines
 
     for line in elsewhere_lines(report):
-        click.echo(line, err=True)
+        click.echo(one_line(line), err=True)
     if report.eventful or always:
         click.echo(cycle_line(report))

@@ -31,6 +31,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from reconciler.errors import PoolformError
 from reconciler.scheduler.executor import Launch, Observation, Phase, Place
 
 WRAPPER = r"""
@@ -51,6 +52,19 @@ MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 _MACHINE_ID = re.compile(r"[0-9a-f]{32}")
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes from the environment (surrogate escapes)
+        return False
+    return True
+
+
+def _stored(path: Path) -> str:
+    """A path as text every store takes: bytes that are not UTF-8 escaped, the same each time."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
 def host_identity(
     environ: Mapping[str, str] = os.environ,
     machine_id_files: tuple[str, ...] = MACHINE_ID_FILES,
@@ -64,6 +78,13 @@ def host_identity(
     changes at each start)."""
     chosen = environ.get(HOST_ID_VARIABLE, "").strip()
     if chosen:
+        if not chosen.isprintable() or len(chosen) > 255 or not _utf8(chosen):
+            raise PoolformError(
+                f"{HOST_ID_VARIABLE} must be up to 255 printable characters, the same every "
+                f"time this host runs poolform; it is {chosen[:60]!r}",
+                hint="a name for this host (such as its stable DNS name), or unset it to use "
+                "the machine id",
+            )
         return chosen
     for path in machine_id_files:
         try:
@@ -92,7 +113,7 @@ class LocalExecutor:
     def __init__(self, jobs_dir: Path):
         self.jobs_dir = Path(jobs_dir).resolve()  # the wrapper runs elsewhere: paths are absolute
         self._children: dict[tuple[int, int], subprocess.Popen[bytes]] = {}
-        self.place = Place(host_identity(), socket.gethostname(), str(self.jobs_dir))
+        self.place = Place(host_identity(), socket.gethostname(), _stored(self.jobs_dir))
 
     def job_dir(self, job: int) -> Path:
         return self.jobs_dir / str(job)

@@ -7,6 +7,7 @@ failing under CI=true); "another host" is another POOLFORM_HOST_ID and another d
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,6 +15,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from reconciler.errors import PoolformError
 from reconciler.scheduler.executor import Place
 from reconciler.scheduler.lifecycle import runs_elsewhere, snapshot_of
 from reconciler.scheduler.local_executor import HOST_ID_VARIABLE, LocalExecutor, host_identity
@@ -233,6 +235,28 @@ def test_the_host_identity_is_the_override_else_the_machine_id_else_the_host_nam
         "machine-id:0123456789abcdef0123456789abcdef"
     )
     assert host_identity({}, (str(bad), str(empty))).startswith("hostname:")
+
+
+@pytest.mark.parametrize("bad", ["host\x1b[2Ja", "a\nb", "x" * 256, "h\udcff"])
+def test_a_host_identity_that_could_not_be_the_same_text_everywhere_is_refused(bad: str) -> None:
+    with pytest.raises(PoolformError, match=f"{HOST_ID_VARIABLE} must be up to 255 printable"):
+        host_identity({HOST_ID_VARIABLE: bad}, ())
+
+
+def test_a_jobs_directory_whose_name_is_not_utf8_is_stored_as_the_same_text_each_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(HOST_ID_VARIABLE, "h")
+    odd = Path(os.fsdecode(bytes(tmp_path) + b"/caf\xe9/jobs"))
+    place = LocalExecutor(odd).place
+
+    assert place.jobs_dir.encode("utf-8").endswith(b"caf\\xe9/jobs")
+    assert LocalExecutor(odd).place == place
+    store = SqliteStore(tmp_path / "scheduler.db")
+    (job,) = submit(store, "true")
+    store.commit(Decisions(1, 1, admits=(Admit(job, "p", "p/*", (), 0),)), {}, 0.0, 5.0, place)
+    assert record(store, job).place == place
+    store.close()
 
 
 # -- stores written before places were recorded ------------------------------------------------
