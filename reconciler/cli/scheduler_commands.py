@@ -470,10 +470,14 @@ def scheduler_run(
     previous = [signal.signal(s, ask_stop) for s in (signal.SIGINT, signal.SIGTERM)]
     try:
         if not once:
-            click.echo(
+            from reconciler.scheduler.jobs import here
+
+            place = here(ctx)
+            _lines([
                 f"scheduler: watching {ctx.state_dir.parent} every {interval:g}s "
                 "(Ctrl-C stops it; running jobs keep running)"
-            )
+                + (f"; jobs run on {place.describe()}" if place is not None else "")
+            ])  # fmt: skip
         run_led(
             ctx,
             once=once,
