@@ -362,6 +362,17 @@ def jobs_logs(job_id: int, follow: bool, directory: Path | None) -> None:
 
     ctx = _context(directory)
     try:
+        away = usecases.log_elsewhere(ctx, job_id)
+        if away is not None:
+            from reconciler.printable import one_line
+
+            click.echo(
+                one_line(
+                    f"job {job_id}'s latest attempt ran on {away.describe()}: its output is in "
+                    f"{away.jobs_dir}/{job_id}/output.log there; below is only what is here"
+                ),
+                err=True,
+            )
         for chunk in usecases.logs(ctx, job_id, follow, time.sleep):
             click.echo(chunk, nl=False)
     finally:

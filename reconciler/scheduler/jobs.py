@@ -174,6 +174,15 @@ def cancel_gone(ctx: SchedulerContext, job_ids: Sequence[int]) -> list[JobRecord
     return [record for job_id in changed if (record := ctx.store.get(job_id)) is not None]
 
 
+def log_elsewhere(ctx: SchedulerContext, job_id: int) -> Place | None:
+    """Where the job's latest attempt ran, when that is another place than this command's:
+    its output was written there, out of this command's reach."""
+    job, place = _get(ctx, job_id), here(ctx)
+    if job.place is not None and place is not None and not job.place.same(place):
+        return job.place
+    return None
+
+
 def logs(
     ctx: SchedulerContext,
     job_id: int,

@@ -160,6 +160,9 @@ def test_a_standby_on_another_host_leaves_the_job_running_there_until_its_host_r
             "elsewhere": True,
         }
 
+        logs = poolform("jobs", "logs", job, "--chdir", team.b, env=host("host-b"))
+        assert logs.returncode == 0
+        assert f"its output is in {team.a.resolve()}/.poolform/jobs/{job}/output.log" in logs.stderr
         team.go.touch()  # it ends on host-a while no scheduler there watches
         wait_until("its exit is written", lambda: (attempt_dir(team.a, job) / "exit").exists())
         team.cycles(3)
