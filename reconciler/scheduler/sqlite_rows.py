@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -51,6 +52,26 @@ COLUMNS = (
 # Columns added after the first release, with their types: a store made before has none of
 # them (its rows read None: an attempt with no recorded place), and gets them when opened.
 ADDED_COLUMNS = (("place_host", "TEXT"), ("place_name", "TEXT"), ("place_dir", "TEXT"))
+
+
+def add_columns(conn: sqlite3.Connection) -> None:
+    """A store made by an earlier poolform gets the columns added since (its rows keep None
+    there); under the write lock, so two processes opening it at once add each once."""
+
+    def missing() -> list[tuple[str, str]]:
+        have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+        return [(name, kind) for name, kind in ADDED_COLUMNS if name not in have]
+
+    if not missing():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for name, kind in missing():
+            conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def request_json(request: JobRequest) -> str:

@@ -22,9 +22,9 @@ from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import HOLDING, Decisions, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.sqlite_rows import (
-    ADDED_COLUMNS,
     COLUMNS,
     SCHEMA,
+    add_columns,
     event_of,
     record_of,
     request_json,
@@ -59,7 +59,7 @@ class SqliteStore:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(SCHEMA)
-            self._add_columns()
+            add_columns(self._conn)
         except sqlite3.Error as error:
             raise PoolformError(f"cannot open the scheduler store {self.path}: {error}") from error
         for suffix in ("", "-wal", "-shm"):
@@ -81,25 +81,6 @@ class SqliteStore:
                 f"{', '.join(foreign)}; nothing was changed",
                 hint="move it away; poolform creates its store there afresh",
             )
-
-    def _add_columns(self) -> None:
-        """A store made by an earlier poolform gets the columns added since (its rows keep
-        None there); under the write lock, so two processes opening it at once add each once."""
-
-        def missing() -> list[tuple[str, str]]:
-            have = {row[1] for row in self._conn.execute("PRAGMA table_info(jobs)")}
-            return [(name, kind) for name, kind in ADDED_COLUMNS if name not in have]
-
-        if not missing():
-            return
-        self._conn.execute("BEGIN IMMEDIATE")
-        try:
-            for name, kind in missing():
-                self._conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
-        except BaseException:
-            self._conn.execute("ROLLBACK")
-            raise
-        self._conn.execute("COMMIT")
 
     @contextlib.contextmanager
     def _txn(self, mode: str = "IMMEDIATE") -> Iterator[sqlite3.Connection]:
