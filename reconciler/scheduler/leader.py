@@ -8,8 +8,10 @@ leader writes through, a leader whose session ended can write nothing more: its 
 fails and it stops. So two leaders never act on the queue at once, with no home-made consensus.
 
 The new leader's first cycle is the one a restarted scheduler runs: it finds the jobs the dead
-leader started (through the executor's claim files, shared by schedulers on one configuration
-directory) and neither loses nor starts any of them twice.
+leader started at its own place (through the executor's claim files, shared by schedulers on
+one configuration directory) and neither loses nor starts any of them twice. Attempts recorded
+at another place (another host, or another jobs directory) it cannot see: it leaves them
+running and holding their capacity (SchedulerLoop.reconcile).
 
 While it stands by, a scheduler also watches the attempts recorded at its own place (host and
 jobs directory), which a leader elsewhere leaves alone: it records their ends, adopts them, and
