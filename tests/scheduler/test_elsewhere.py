@@ -20,13 +20,13 @@ from reconciler.scheduler.executor import Place
 from reconciler.scheduler.lifecycle import runs_elsewhere, snapshot_of
 from reconciler.scheduler.local_executor import HOST_ID_VARIABLE, LocalExecutor, host_identity
 from reconciler.scheduler.loop import LoopSettings, SchedulerLoop
-from reconciler.scheduler.model import Admit, Decisions, Status
+from reconciler.scheduler.model import Admit, AppliedConfig, Decisions, Status
 from reconciler.scheduler.postgres_store import LAYOUT_VERSION, PostgresStore
 from reconciler.scheduler.postgres_tables import COMPONENT, migrations
 from reconciler.scheduler.sqlite_store import SqliteStore
 from reconciler.scheduler.store import JobRecord, NewJob, SchedulerStore
 from state.postgres_schema import quoted_schema
-from tests.scheduler.builders import config, request
+from tests.scheduler.builders import config, policy, request
 from tests.scheduler.fakes import Clock
 from tests.scheduler.scenario import wait_until
 from tests.state.services import drop_schema, new_schema, pg_url
@@ -70,8 +70,16 @@ class Site:
     its own connection to the shared store (a new one after each `restart`, as after a crash).
     """
 
-    def __init__(self, opener: Opener, jobs_dir: Path, host: str, mp: pytest.MonkeyPatch):
+    def __init__(
+        self,
+        opener: Opener,
+        jobs_dir: Path,
+        host: str,
+        mp: pytest.MonkeyPatch,
+        applied: AppliedConfig = CONFIG,
+    ):
         self.opener, self.jobs_dir, self.host, self.mp = opener, jobs_dir, host, mp
+        self.applied = applied
         self.restart()
 
     def restart(self) -> None:
@@ -79,7 +87,8 @@ class Site:
         self.executor = LocalExecutor(self.jobs_dir)
         self.store = self.opener()
         settings = LoopSettings(grace=5.0)
-        self.loop = SchedulerLoop(self.store, self.executor, lambda: CONFIG, Clock(), settings)
+        applied = self.applied
+        self.loop = SchedulerLoop(self.store, self.executor, lambda: applied, Clock(), settings)
 
     def attempt(self, job: int, attempt: int) -> Path:
         return self.executor.attempt_dir(job, attempt)
@@ -138,6 +147,29 @@ def test_a_scheduler_elsewhere_neither_requeues_nor_restarts_an_attempt_running_
     assert (job.status, job.attempt, job.exit_code) == (Status.SUCCEEDED, 1, 0)
     assert a.executor.log_path(first).read_text().count("done") == 1
     assert ended.admitted == [second]  # its capacity is free again
+
+
+def test_a_leader_elsewhere_never_preempts_a_job_it_cannot_signal(
+    opener: Opener, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ranked = config(
+        resource_pools={"p": {"gpu": 1}},
+        policies={"low": policy("p", "low", priority=0), "high": policy("p", "high", priority=9)},
+    )
+    go = tmp_path / "go"
+    a = Site(opener, tmp_path / "a" / "jobs", "host-a", monkeypatch, ranked)
+    low = a.store.submit([NewJob("low", 0, 1, request(subject="low", gpu=1), hold_until(go))], 0)
+    assert a.loop.cycle().admitted == [low[0].id]
+    b = Site(opener, tmp_path / "b" / "jobs", "host-b", monkeypatch, ranked)
+    high = b.store.submit([NewJob("high", 0, 1, request(subject="high", gpu=1), "true")], 1)
+
+    reports = [b.loop.cycle(), b.loop.cycle()]
+
+    assert [r.preempted for r in reports] == [[], []]
+    held = record(b.store, low[0].id)
+    assert (held.status, held.stop) == (Status.RUNNING, None)
+    assert record(b.store, high[0].id).status is Status.QUEUED
+    go.touch()
 
 
 def test_an_attempt_recorded_without_a_place_keeps_the_behaviour_from_before(
