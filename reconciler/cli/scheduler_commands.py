@@ -292,23 +292,50 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
     show_default=True,
     help="SIGTERM, then SIGKILL after.",
 )
+@click.option(
+    "--gone",
+    is_flag=True,
+    help="The named jobs run on another host (or under another jobs directory) that is gone: "
+    "end them cancelled now and release their capacity, stopping nothing there.",
+)
 @dir_option
 def jobs_cancel(
-    job_ids: tuple[int, ...], pool: str | None, grace: float, directory: Path | None
+    job_ids: tuple[int, ...], pool: str | None, grace: float, gone: bool, directory: Path | None
 ) -> None:
     """Cancel jobs: queued ones at once; running ones get SIGTERM, then SIGKILL after --grace."""
     from reconciler.scheduler import jobs as usecases
+    from reconciler.scheduler.lifecycle import runs_elsewhere
 
+    if gone and pool is not None:
+        raise click.UsageError(
+            "--gone takes job ids, not --pool: name each job whose place is gone"
+        )
     ctx = _context(directory)
     try:
-        changed = usecases.cancel(ctx, list(job_ids), pool, grace)
+        here = usecases.here(ctx)
+        if gone:
+            ended = usecases.cancel_gone(ctx, list(job_ids))
+        else:
+            changed = usecases.cancel(ctx, list(job_ids), pool, grace)
     finally:
         ctx.close()
+    if gone:
+        if not ended:
+            click.echo("Nothing to cancel: the job(s) had already ended.")
+        for job in ended:
+            where = job.place.describe() if job.place else "its place"
+            _lines([
+                f"Cancelled job {job.id}, its capacity released; its process on {where} was "
+                "not stopped (nothing here can reach it) and is no longer watched"
+            ])  # fmt: skip
+        return
     if not changed:
         click.echo("Nothing to cancel: the job(s) had already ended.")
         return
     done = [j for j in changed if j.status.value == "cancelled"]
     stopping = [j for j in changed if j.status.value != "cancelled"]
+    away = [j for j in stopping if runs_elsewhere(j, here)]
+    stopping = [j for j in stopping if j not in away]
     if done:
         click.echo(f"Cancelled {len(done)} queued job(s): {_ids(done)}")
     if stopping:
@@ -316,6 +343,13 @@ def jobs_cancel(
             f"Stopping {len(stopping)} running job(s): {_ids(stopping)} "
             "(the scheduler records them as cancelled once they exit)"
         )
+    for job in away:
+        where = job.place.describe() if job.place else "another place"
+        _lines([
+            f"Job {job.id} runs on {where}, not here: it cannot be signalled from here. Its "
+            "cancel is recorded: a scheduler there stops it and records it as cancelled. If "
+            f"that place is gone for good: poolform jobs cancel --gone {job.id}"
+        ])  # fmt: skip
 
 
 @jobs.command("logs")
@@ -328,6 +362,17 @@ def jobs_logs(job_id: int, follow: bool, directory: Path | None) -> None:
 
     ctx = _context(directory)
     try:
+        away = usecases.log_elsewhere(ctx, job_id)
+        if away is not None:
+            from reconciler.printable import one_line
+
+            click.echo(
+                one_line(
+                    f"job {job_id}'s latest attempt ran on {away.describe()}: its output is in "
+                    f"{away.jobs_dir}/{job_id}/output.log there; below is only what is here"
+                ),
+                err=True,
+            )
         for chunk in usecases.logs(ctx, job_id, follow, time.sleep):
             click.echo(chunk, nl=False)
     finally:
@@ -436,10 +481,14 @@ def scheduler_run(
     previous = [signal.signal(s, ask_stop) for s in (signal.SIGINT, signal.SIGTERM)]
     try:
         if not once:
-            click.echo(
+            from reconciler.scheduler.jobs import here
+
+            place = here(ctx)
+            _lines([
                 f"scheduler: watching {ctx.state_dir.parent} every {interval:g}s "
                 "(Ctrl-C stops it; running jobs keep running)"
-            )
+                + (f"; jobs run on {place.describe()}" if place is not None else "")
+            ])  # fmt: skip
         run_led(
             ctx,
             once=once,
@@ -464,7 +513,10 @@ def scheduler_run(
 
 
 def _report(report: CycleReport, always: bool) -> None:
-    from reconciler.scheduler.text import cycle_line
+    from reconciler.printable import one_line
+    from reconciler.scheduler.text import cycle_line, elsewhere_lines
 
+    for line in elsewhere_lines(report):
+        click.echo(one_line(line), err=True)
     if report.eventful or always:
         click.echo(cycle_line(report))

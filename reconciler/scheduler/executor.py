@@ -12,7 +12,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,37 @@ class Launch:
     run: str
     env: Mapping[str, str]
     workdir: Path | None  # a worker's directory; None: the job's own directory
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where an attempt runs: a host and the jobs directory its processes and exit files are
+    under. Only an executor at the same place can see, signal or fence the attempt; anywhere
+    else its processes and files are out of sight (another machine, or another directory)."""
+
+    host: str  # a stable identity ("machine-id:...", "hostname:..." or POOLFORM_HOST_ID)
+    host_name: str  # the host's name, for people
+    jobs_dir: str  # resolved
+
+    def same(self, other: Place) -> bool:
+        """The same place: the name is only for people (a host renamed is still itself)."""
+        return (self.host, self.jobs_dir) == (other.host, other.jobs_dir)
+
+    def describe(self) -> str:
+        if not self.host_name or self.host == f"hostname:{self.host_name}":
+            named = self.host_name or self.host
+        else:
+            named = f"{self.host_name} ({self.host})"
+        return f"host {named} under {self.jobs_dir}"
+
+
+@runtime_checkable
+class Placed(Protocol):
+    """An executor whose attempts are visible only at its own place (LocalExecutor). One
+    without a place (a fake, a cluster manager) sees its attempts from anywhere."""
+
+    @property
+    def place(self) -> Place: ...
 
 
 class Phase(enum.Enum):

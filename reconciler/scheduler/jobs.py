@@ -13,13 +13,14 @@ from pathlib import Path
 
 from reconciler.errors import PoolformError
 from reconciler.scheduler.context import SchedulerContext
+from reconciler.scheduler.executor import Place, Placed
 from reconciler.scheduler.explain import CandidateLine, explain
 from reconciler.scheduler.jobfile import Overrides, load_job, request_of
-from reconciler.scheduler.lifecycle import snapshot_of
+from reconciler.scheduler.lifecycle import runs_elsewhere, snapshot_of
 from reconciler.scheduler.model import HOLDING, TERMINAL, Status
-from reconciler.scheduler.reasons import Reason
+from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.routing import resolve
-from reconciler.scheduler.store import Event, JobRecord, NewJob
+from reconciler.scheduler.store import Ended, Ending, Event, JobRecord, NewJob
 
 
 @dataclass(frozen=True)
@@ -80,32 +81,44 @@ def _get(ctx: SchedulerContext, job_id: int) -> JobRecord:
     return record
 
 
+def here(ctx: SchedulerContext) -> Place | None:
+    """Where this command's executor runs attempts (None: it sees them from anywhere)."""
+    return ctx.executor.place if isinstance(ctx.executor, Placed) else None
+
+
 @dataclass(frozen=True)
 class JobDetail:
     job: JobRecord
     events: list[Event]
     candidates: list[CandidateLine]
     unroutable: Reason | None  # a queued job no route would take now (rejected next cycle)
+    here: Place | None = None  # this command's place, to tell whether the job runs elsewhere
+
+    @property
+    def elsewhere(self) -> bool:
+        return self.job.status in HOLDING and runs_elsewhere(self.job, self.here)
 
 
 def show(ctx: SchedulerContext, job_id: int) -> JobDetail:
     record = _get(ctx, job_id)
     events = ctx.store.events(job_id)
     if record.status is not Status.QUEUED:
-        return JobDetail(record, events, [], None)
+        return JobDetail(record, events, [], None, here(ctx))
     config = ctx.read_config()
     snapshot = snapshot_of(config, ctx.store.jobs(active=True), 0, 0.0)
     lines = explain(record, snapshot)
     if isinstance(lines, Reason):
-        return JobDetail(record, events, [], lines)
-    return JobDetail(record, events, lines, None)
+        return JobDetail(record, events, [], lines, here(ctx))
+    return JobDetail(record, events, lines, None, here(ctx))
 
 
 def cancel(
     ctx: SchedulerContext, job_ids: Sequence[int], pool: str | None, grace: float
 ) -> list[JobRecord]:
     """Queued jobs end cancelled now; running ones get SIGTERM now and SIGKILL from the
-    scheduler after `grace`. Jobs already finished are left as they are."""
+    scheduler after `grace`. Jobs already finished are left as they are. A job running at
+    another place gets the stop request only: nothing here can signal it, and the scheduler
+    there stops it (see `cancel_gone` for a place that is gone)."""
     if not job_ids and pool is None:
         raise PoolformError("name the jobs to cancel, or a pool with --pool")
     wanted = [_get(ctx, job_id).id for job_id in job_ids]
@@ -117,10 +130,57 @@ def cancel(
             raise PoolformError(f"no pool named {pool} is applied (pools: {known})")
         wanted += [job.id for job in of_pool if job.status not in TERMINAL]
     changed = ctx.store.cancel(sorted(set(wanted)), ctx.clock(), grace)
+    place = here(ctx)
     for job in changed:
-        if job.status in HOLDING and job.pid is not None:
+        if job.status in HOLDING and job.pid is not None and not runs_elsewhere(job, place):
             ctx.executor.signal(job.id, job.attempt, job.pid, kill=False)
     return changed
+
+
+def cancel_gone(ctx: SchedulerContext, job_ids: Sequence[int]) -> list[JobRecord]:
+    """An operator's word that these jobs' attempts, at another place, are gone (the host
+    died, its jobs directory was lost): each ends cancelled now, its capacity released,
+    without a signal (nothing here can reach it) and never run again. Only for jobs held at
+    a recorded place other than this command's: any other named job is an error, and then
+    nothing changes. Jobs that ended meanwhile are left as they are."""
+    if not job_ids:
+        raise PoolformError("name the jobs whose place is gone: jobs cancel --gone ID...")
+    place = here(ctx)
+    endings: list[Ended] = []
+    for job in (_get(ctx, job_id) for job_id in dict.fromkeys(job_ids)):
+        if job.status in TERMINAL:
+            continue
+        if job.status not in HOLDING:
+            raise PoolformError(
+                f"job {job.id} is {job.status.value}, not running anywhere; nothing was changed",
+                hint=f"`poolform jobs cancel {job.id}` cancels it",
+            )
+        if job.place is None:
+            raise PoolformError(
+                f"job {job.id}'s attempt was started by a poolform that did not record where "
+                "attempts run; nothing was changed",
+                hint=f"`poolform jobs cancel {job.id}` stops it as before",
+            )
+        if not runs_elsewhere(job, place):
+            raise PoolformError(
+                f"job {job.id} runs here ({job.place.describe()}); nothing was changed",
+                hint=f"`poolform jobs cancel {job.id}` stops it; --gone is for a job whose "
+                "place is gone",
+            )
+        why = reason(ReasonCode.GONE, place=job.place.describe())
+        gone = Ending(Status.CANCELLED, why, None, job.retries_left)
+        endings.append(Ended(job.id, job.attempt, gone))
+    changed = ctx.store.ended(endings, ctx.clock())
+    return [record for job_id in changed if (record := ctx.store.get(job_id)) is not None]
+
+
+def log_elsewhere(ctx: SchedulerContext, job_id: int) -> Place | None:
+    """Where the job's latest attempt ran, when that is another place than this command's:
+    its output was written there, out of this command's reach."""
+    job, place = _get(ctx, job_id), here(ctx)
+    if job.place is not None and place is not None and not job.place.same(place):
+        return job.place
+    return None
 
 
 def logs(

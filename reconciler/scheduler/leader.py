@@ -8,21 +8,29 @@ leader writes through, a leader whose session ended can write nothing more: its 
 fails and it stops. So two leaders never act on the queue at once, with no home-made consensus.
 
 The new leader's first cycle is the one a restarted scheduler runs: it finds the jobs the dead
-leader started (through the executor's claim files, shared by schedulers on one configuration
-directory) and neither loses nor starts any of them twice.
+leader started at its own place (through the executor's claim files, shared by schedulers on
+one configuration directory) and neither loses nor starts any of them twice. Attempts recorded
+at another place (another host, or another jobs directory) it cannot see: it leaves them
+running and holding their capacity (SchedulerLoop.reconcile).
+
+While it stands by, a scheduler also watches the attempts recorded at its own place (host and
+jobs directory), which a leader elsewhere leaves alone: it records their ends, adopts them, and
+honours their stop requests, so their capacity is freed while another host leads. Only when no
+other scheduler runs on this directory (the OS lock): a leader here watches them itself.
 
 A store without leadership (SQLite, one machine) keeps the plain OS lock of `run_scheduler`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Protocol, runtime_checkable
 
 from reconciler.errors import PoolformError
 from reconciler.scheduler.context import SchedulerContext
-from reconciler.scheduler.loop import CycleReport, LoopSettings
+from reconciler.scheduler.loop import CycleReport, LoopSettings, SchedulerLoop
 from reconciler.scheduler.pools import run_scheduler
 
 POLL_SECONDS = 0.5  # a standby's tries: the takeover comes at most this long after the death
@@ -50,9 +58,11 @@ def lead(
     should_stop: Callable[[], bool],
     sleep: Callable[[float], None],
     poll: float = POLL_SECONDS,
+    watch: Callable[[], None] | None = None,
 ) -> bool:
     """True once this process leads; False when asked to stop while standing by. Without
-    `wait`, another leader is an error that names it."""
+    `wait`, another leader is an error that names it. `watch` runs at every poll while
+    standing by."""
     if store.try_lead():
         return True
     holder = store.leader() or "another scheduler"
@@ -67,6 +77,8 @@ def lead(
         "taking over when it stops"
     )
     while not should_stop():
+        if watch is not None:
+            watch()
         sleep(poll)
         if store.try_lead():
             announce("scheduler: the leader stopped; leading now")
@@ -91,6 +103,27 @@ def _local_lock(ctx: SchedulerContext, sleep: Callable[[float], None]) -> None:
             sleep(0.05)
 
 
+def own_watch(
+    ctx: SchedulerContext, settings: LoopSettings, announce: Callable[[str], None]
+) -> Callable[[], None]:
+    """A standby's look at the attempts recorded at its own place, when no other scheduler
+    runs on this directory (then that one watches them)."""
+    loop = SchedulerLoop(ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings)
+
+    def watch() -> None:
+        with contextlib.ExitStack() as held:
+            try:
+                held.enter_context(ctx.exclusive())
+            except PoolformError:
+                return
+            report = CycleReport(0, 0)
+            loop.reconcile(report, own_only=True)
+        for job, status in report.ended:
+            announce(f"scheduler: standing by: job {job}, which ran here, {status.value}")
+
+    return watch
+
+
 def run_led(
     ctx: SchedulerContext,
     *,
@@ -106,7 +139,15 @@ def run_led(
     with `once`, another leader is an error)."""
     store = ctx.store
     if isinstance(store, Leadable):
-        if not lead(store, wait=not once, announce=announce, should_stop=should_stop, sleep=sleep):
+        watch = own_watch(ctx, settings, announce)
+        if not lead(
+            store,
+            wait=not once,
+            announce=announce,
+            should_stop=should_stop,
+            sleep=sleep,
+            watch=watch,
+        ):
             return
         _local_lock(ctx, sleep)
     run_scheduler(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import AppliedConfig, Holding, Queued, Snapshot, Status
 from reconciler.scheduler.reasons import BYPASSED, Reason, ReasonCode, reason
 from reconciler.scheduler.store import Ending, JobRecord
@@ -17,7 +18,11 @@ def snapshot_of(
     claim_ttl: float,
     max_bypass: int = 8,
     max_running: int | None = None,
+    elsewhere: frozenset[int] = frozenset(),
 ) -> Snapshot:
+    """`elsewhere`: held jobs whose attempts run where this scheduler cannot signal them; they
+    hold their capacity and are never chosen as victims (a stop request nobody can act on
+    would only keep their preemptor waiting)."""
     queued: list[Queued] = []
     holding: list[Holding] = []
     for job in records:
@@ -41,7 +46,7 @@ def snapshot_of(
                     policy=job.policy,
                     amounts=job.amounts,
                     priority=job.priority or 0,
-                    preemptible=job.request.preemptible,
+                    preemptible=job.request.preemptible and job.id not in elsewhere,
                     admitted_at=job.admitted_at or 0.0,
                     batch=job.batch,
                     worker=job.worker,
@@ -52,6 +57,13 @@ def snapshot_of(
     return Snapshot(
         config, tuple(queued), tuple(holding), cycle, claim_ttl, max_bypass, max_running
     )
+
+
+def runs_elsewhere(job: JobRecord, here: Place | None) -> bool:
+    """The job's attempt runs at a recorded place other than `here`, so nothing here can see,
+    signal or fence it. An attempt with no recorded place (admitted by an earlier poolform),
+    or a scheduler with no place, keeps the behaviour from before places were recorded."""
+    return here is not None and job.place is not None and not job.place.same(here)
 
 
 def _bypassed(why: Reason | None) -> int:

@@ -11,6 +11,10 @@ the whole process group, and the job outlives a scheduler killed with kill -9). 
 
 Layout under `.poolform/jobs/<id>/` (0700): `output.log` (0600, every attempt appended),
 `work/` (where a job not on a worker runs), and `attempt-<n>/` (command.sh, claim/, exit).
+
+Its place (host and jobs directory) is recorded with each attempt it is given: only here can
+the claim, the pid and the exit file be read (a pid means nothing on another machine, and
+another configuration directory has other attempt directories).
 """
 
 from __future__ import annotations
@@ -18,13 +22,17 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
-from reconciler.scheduler.executor import Launch, Observation, Phase
+from reconciler.errors import PoolformError
+from reconciler.scheduler.executor import Launch, Observation, Phase, Place
 
 WRAPPER = r"""
 attempt=$1; name=$2; mask=$(umask); umask 077
@@ -39,6 +47,53 @@ while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done
 echo "$code" > "$attempt/exit.tmp" && mv "$attempt/exit.tmp" "$attempt/exit"
 """
 CLAIM_WITHOUT_PID_S = 30.0  # a wrapper killed between claiming and writing its pid
+HOST_ID_VARIABLE = "POOLFORM_HOST_ID"
+MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
+_MACHINE_ID = re.compile(r"[0-9a-f]{32}")
+
+
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes from the environment (surrogate escapes)
+        return False
+    return True
+
+
+def _stored(path: Path) -> str:
+    """A path as text every store takes: bytes that are not UTF-8 escaped, the same each time."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def host_identity(
+    environ: Mapping[str, str] = os.environ,
+    machine_id_files: tuple[str, ...] = MACHINE_ID_FILES,
+) -> str:
+    """This host, as the same string every time it runs, whatever it is named.
+
+    POOLFORM_HOST_ID when set (a container with neither a machine id nor a stable hostname, or
+    a test playing another host); else the machine id systemd and D-Bus keep for the host's
+    life (a rename, a new IP or a reboot keep it); else the hostname (a container without
+    /etc/machine-id: give it POOLFORM_HOST_ID or mount the host's machine id if its hostname
+    changes at each start)."""
+    chosen = environ.get(HOST_ID_VARIABLE, "").strip()
+    if chosen:
+        if not chosen.isprintable() or len(chosen) > 255 or not _utf8(chosen):
+            raise PoolformError(
+                f"{HOST_ID_VARIABLE} must be up to 255 printable characters, the same every "
+                f"time this host runs poolform; it is {chosen[:60]!r}",
+                hint="a name for this host (such as its stable DNS name), or unset it to use "
+                "the machine id",
+            )
+        return chosen
+    for path in machine_id_files:
+        try:
+            text = Path(path).read_text(encoding="ascii", errors="replace").strip().lower()
+        except OSError:
+            continue
+        if _MACHINE_ID.fullmatch(text) and text != "0" * 32:
+            return f"machine-id:{text}"
+    return f"hostname:{socket.gethostname()}"
 
 
 def _private_dir(path: Path) -> Path:
@@ -58,6 +113,7 @@ class LocalExecutor:
     def __init__(self, jobs_dir: Path):
         self.jobs_dir = Path(jobs_dir).resolve()  # the wrapper runs elsewhere: paths are absolute
         self._children: dict[tuple[int, int], subprocess.Popen[bytes]] = {}
+        self.place = Place(host_identity(), socket.gethostname(), _stored(self.jobs_dir))
 
     def job_dir(self, job: int) -> Path:
         return self.jobs_dir / str(job)

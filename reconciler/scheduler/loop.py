@@ -3,7 +3,8 @@
 One cycle:
 1. reconcile the processes of held jobs (ended ones release their capacity; stop requests past
    their grace period get SIGKILL; attempts a dead scheduler left half-started are adopted or
-   fenced and queued again);
+   fenced and queued again; attempts that run at another place, out of this executor's
+   sight, are left as they are: running, holding their capacity);
 2. read the applied configuration (a moved state serial is an apply: queued jobs are checked
    against it again) and the store into one snapshot;
 3. `schedule(snapshot, now)`;
@@ -18,8 +19,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reconciler.scheduler.executor import Executor, Launch, Phase
-from reconciler.scheduler.lifecycle import ending, interrupted, job_env, lost, snapshot_of
+from reconciler.scheduler.executor import Executor, Launch, Phase, Placed
+from reconciler.scheduler.lifecycle import (
+    ending,
+    interrupted,
+    job_env,
+    lost,
+    runs_elsewhere,
+    snapshot_of,
+)
 from reconciler.scheduler.model import HOLDING, AppliedConfig, Decisions, Status
 from reconciler.scheduler.reasons import ReasonCode, reason
 from reconciler.scheduler.schedule import schedule
@@ -58,6 +66,10 @@ class CycleReport:
     queued: int = 0
     running: int = 0
     decisions: Decisions | None = None
+    # Held jobs whose attempts run at another place (left alone), and those first seen there
+    # by this scheduler (to say so once).
+    elsewhere: list[JobRecord] = field(default_factory=list)
+    newly_elsewhere: list[JobRecord] = field(default_factory=list)
 
     @property
     def eventful(self) -> bool:
@@ -90,16 +102,33 @@ class SchedulerLoop:
         self.settings = settings or LoopSettings()
         self.serial: int | None = None
         self._signalled: set[tuple[int, int]] = set()  # (job, attempt) sent SIGTERM
+        self.place = executor.place if isinstance(executor, Placed) else None
+        self._told: set[tuple[int, int]] = set()  # (job, attempt) reported as elsewhere
 
     # -- 1. processes ------------------------------------------------------------------------
 
-    def reconcile(self, report: CycleReport) -> list[JobRecord]:
-        """Look at every held job's process; returns the active jobs as they are afterwards."""
+    def reconcile(self, report: CycleReport, *, own_only: bool = False) -> list[JobRecord]:
+        """Look at every held job's process; returns the active jobs as they are afterwards.
+        `own_only`: only attempts recorded at this loop's place (a standby's watch, while a
+        leader elsewhere leaves them alone)."""
         records = self.store.jobs(active=True)
         endings: list[Ended] = []
         adopted: list[Started] = []
         for job in records:
             if job.status not in HOLDING:
+                continue
+            if own_only and (
+                self.place is None or job.place is None or runs_elsewhere(job, self.place)
+            ):
+                continue
+            if runs_elsewhere(job, self.place):
+                # Its claim, pid and exit file are at its place: what looks absent here may
+                # run there. Never fenced, queued again or signalled from here; a scheduler
+                # there records it, or an operator says it is gone (jobs cancel --gone).
+                report.elsewhere.append(job)
+                if (job.id, job.attempt) not in self._told:
+                    self._told.add((job.id, job.attempt))
+                    report.newly_elsewhere.append(job)
                 continue
             # Fence: an attempt no process has claimed yet never will, so a slow or lost
             # launch can be queued again without ever running twice.
@@ -121,7 +150,10 @@ class SchedulerLoop:
         done = set(self.store.ended(endings, self.clock()))
         report.ended += [(e.job, e.ending.status) for e in endings if e.job in done]
         if done or adopted or report.killed:
-            return self.store.jobs(active=True)
+            records = self.store.jobs(active=True)
+            away = {job.id for job in report.elsewhere}
+            report.elsewhere = [job for job in records if job.id in away]
+            return records
         return records
 
     def _stop(self, job: JobRecord, pid: int, report: CycleReport) -> None:
@@ -162,13 +194,16 @@ class SchedulerLoop:
             self.settings.claim_seconds,
             self.settings.max_bypass,
             self.settings.max_running,
+            frozenset(job.id for job in report.elsewhere),
         )
         decisions = schedule(snapshot, now)
         stored = {job.id: job.reason for job in snapshot.queued}
         changed = {j: r for j, r in decisions.reasons.items() if stored.get(j) != r}
-        committed = self.store.commit(decisions, changed, now, self.settings.grace)
+        committed = self.store.commit(
+            decisions, changed, now, self.settings.grace, place=self.place
+        )
         for victim in committed.preempting:
-            if victim.pid is not None:
+            if victim.pid is not None and not runs_elsewhere(victim, self.place):
                 self.executor.signal(victim.id, victim.attempt, victim.pid, kill=False)
                 self._signalled.add((victim.id, victim.attempt))
         workers = {w.id: w.directory for pool in config.pools.values() for w in pool.workers}

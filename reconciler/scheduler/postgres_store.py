@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import PoolformError
+from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Decisions, Status
 from reconciler.scheduler.postgres_tables import (
     EVENT_COLUMNS,
@@ -241,11 +242,16 @@ class PostgresStore:
             return self._select(conn, "WHERE id = ANY(%s)", (ids,))
 
     def commit(
-        self, decisions: Decisions, reasons: Mapping[int, Reason], now: float, grace: float
+        self,
+        decisions: Decisions,
+        reasons: Mapping[int, Reason],
+        now: float,
+        grace: float,
+        place: Place | None = None,
     ) -> Committed:
         with self._txn() as conn:
             writes = Writes(conn, self._s, now)
-            admitted = writes.admit(decisions.admits)
+            admitted = writes.admit(decisions.admits, place)
             preempting = writes.preempt(decisions.preempts, grace)
             writes.claim(decisions.claims)
             writes.end_queued({r.job: r.reason for r in decisions.rejects}, Status.REJECTED)

@@ -16,7 +16,7 @@ from state.postgres_schema import quoted_schema
 if TYPE_CHECKING:
     import psycopg
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 COMPONENT = "sched"
 EVENT_COLUMNS = "job, time, status, code, message"
 INSERT_COLUMNS = (
@@ -58,7 +58,13 @@ def migrations(s: str) -> dict[int, list[str]]:
             f"""CREATE TABLE IF NOT EXISTS {s}.sched_leader (
                 id INTEGER PRIMARY KEY CHECK (id = 1), pid BIGINT NOT NULL, host TEXT NOT NULL,
                 since TEXT NOT NULL, session BIGINT NOT NULL)""",
-        ]
+        ],
+        # Where each attempt runs (host identity, host name, jobs directory): a scheduler
+        # elsewhere leaves it alone. Rows from version 1 keep None: no place recorded.
+        2: [
+            f"ALTER TABLE {s}.sched_jobs ADD COLUMN IF NOT EXISTS place_host TEXT,"
+            " ADD COLUMN IF NOT EXISTS place_name TEXT, ADD COLUMN IF NOT EXISTS place_dir TEXT"
+        ],
     }
 
 

@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Admit, Preempt, Status
 from reconciler.scheduler.postgres_tables import EVENT_COLUMNS, columns
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
@@ -47,19 +48,25 @@ class Writes:
     def _ids(self, sql: str, args: Sequence[Any]) -> set[int]:
         return {int(row[0]) for row in self.conn.execute(sql, args).fetchall()}
 
-    def admit(self, admits: Sequence[Admit]) -> list[int]:
-        """Queued jobs admitted, with the capacity they hold; the ids admitted."""
+    def admit(self, admits: Sequence[Admit], place: Place | None) -> list[int]:
+        """Queued jobs admitted, with the capacity they hold and the place their attempts
+        run; the ids admitted."""
         by_job = {admit.job: admit for admit in admits}
+        where = (
+            (None, None, None) if place is None else (place.host, place.host_name, place.jobs_dir)
+        )
         done = self._ids(
             f"UPDATE {self.s}.sched_jobs j SET status = 'admitted', pool = v.pool,"
             " policy = v.policy, priority = v.priority, worker = v.worker,"
             " attempt = j.attempt + 1, pid = NULL, admitted_at = %s, claim_until = NULL,"
-            " reason_code = NULL, reason_message = NULL, reason_detail = NULL"
+            " reason_code = NULL, reason_message = NULL, reason_detail = NULL,"
+            " place_host = %s, place_name = %s, place_dir = %s"
             " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::bigint[], %s::text[])"
             " AS v(job, pool, policy, priority, worker)"
             " WHERE j.id = v.job AND j.status = 'queued' RETURNING j.id",
-            (self.now, *columns(by_job.values(), "job", "pool", "policy", "priority", "worker")),
-        )
+            (self.now, *where,
+             *columns(by_job.values(), "job", "pool", "policy", "priority", "worker")),
+        )  # fmt: skip
         admitted = [job for job in by_job if job in done]
         self.copy(
             "sched_allocations",

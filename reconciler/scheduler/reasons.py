@@ -49,6 +49,7 @@ class ReasonCode(enum.StrEnum):
     START_FAILED = "start_failed"
     START_INTERRUPTED = "start_interrupted"
     ADOPTED = "adopted"
+    GONE = "gone"
 
 
 # The one place a reason's words live. `{name}` fields come from the reason's detail.
@@ -107,6 +108,10 @@ TEXT: dict[ReasonCode, str] = {
     ReasonCode.START_FAILED: "could not start: {error}",
     ReasonCode.START_INTERRUPTED: "the scheduler stopped before starting it; queued again",
     ReasonCode.ADOPTED: "found running after a scheduler restart (pid {pid})",
+    ReasonCode.GONE: (
+        "cancelled: an operator said its attempt on {place} is gone (jobs cancel --gone); "
+        "nothing was signalled there"
+    ),
 }
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from reconciler.scheduler.amounts import Amounts
+from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import JobRequest, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode
 from reconciler.scheduler.store import Event, JobRecord
@@ -27,7 +29,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     exit_code INTEGER, worker TEXT, worker_dir TEXT, attempt INTEGER NOT NULL DEFAULT 0,
     pid INTEGER, stop TEXT CHECK (stop IS NULL OR stop IN ('preempt', 'cancel')),
     stop_deadline REAL, killed INTEGER NOT NULL DEFAULT 0, preempted_for INTEGER,
-    claim_until REAL);
+    claim_until REAL, place_host TEXT, place_name TEXT, place_dir TEXT);
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status);
 CREATE INDEX IF NOT EXISTS jobs_pool ON jobs (pool);
 CREATE TABLE IF NOT EXISTS allocations (
@@ -45,8 +47,31 @@ COLUMNS = (
     "id, batch, name, rank, num_jobs, request, run, envs, retries, retries_left, status,"
     " reason_code, reason_message, reason_detail, submitted_at, pool, subject, policy, priority,"
     " admitted_at, started_at, finished_at, exit_code, worker, worker_dir, attempt, pid, stop,"
-    " stop_deadline, killed, preempted_for, claim_until"
+    " stop_deadline, killed, preempted_for, claim_until, place_host, place_name, place_dir"
 )
+# Columns added after the first release, with their types: a store made before has none of
+# them (its rows read None: an attempt with no recorded place), and gets them when opened.
+ADDED_COLUMNS = (("place_host", "TEXT"), ("place_name", "TEXT"), ("place_dir", "TEXT"))
+
+
+def add_columns(conn: sqlite3.Connection) -> None:
+    """A store made by an earlier poolform gets the columns added since (its rows keep None
+    there); under the write lock, so two processes opening it at once add each once."""
+
+    def missing() -> list[tuple[str, str]]:
+        have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+        return [(name, kind) for name, kind in ADDED_COLUMNS if name not in have]
+
+    if not missing():
+        return
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for name, kind in missing():
+            conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
 
 
 def request_json(request: JobRequest) -> str:
@@ -147,6 +172,9 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         killed,
         preempted_for,
         claim_until,
+        place_host,
+        place_name,
+        place_dir,
     ) = row
     parsed = _bounded(_REQUESTS, request, lambda: request_of(request))
     return JobRecord(
@@ -181,6 +209,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         preempted_for=preempted_for,
         claim_until=claim_until,
         amounts=amounts,
+        place=None if place_host is None else Place(place_host, place_name or "", place_dir or ""),
     )
 
 

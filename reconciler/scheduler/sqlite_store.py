@@ -18,9 +18,17 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import PoolformError
+from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import HOLDING, Decisions, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
-from reconciler.scheduler.sqlite_rows import COLUMNS, SCHEMA, event_of, record_of, request_json
+from reconciler.scheduler.sqlite_rows import (
+    COLUMNS,
+    SCHEMA,
+    add_columns,
+    event_of,
+    record_of,
+    request_json,
+)
 from reconciler.scheduler.store import (
     Committed,
     Ended,
@@ -51,6 +59,7 @@ class SqliteStore:
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(SCHEMA)
+            add_columns(self._conn)
         except sqlite3.Error as error:
             raise PoolformError(f"cannot open the scheduler store {self.path}: {error}") from error
         for suffix in ("", "-wal", "-shm"):
@@ -185,19 +194,29 @@ class SqliteStore:
             return self._select(conn, f"WHERE id IN ({marks})", ids) if ids else []
 
     def commit(
-        self, decisions: Decisions, reasons: Mapping[int, Reason], now: float, grace: float
+        self,
+        decisions: Decisions,
+        reasons: Mapping[int, Reason],
+        now: float,
+        grace: float,
+        place: Place | None = None,
     ) -> Committed:
         admitted: list[int] = []
         preempting: list[int] = []
+        where = (
+            (None, None, None) if place is None else (place.host, place.host_name, place.jobs_dir)
+        )
         with self._txn() as conn:
             for admit in decisions.admits:
                 done = conn.execute(
                     "UPDATE jobs SET status = 'admitted', pool = ?, policy = ?, priority = ?,"
                     " worker = ?, attempt = attempt + 1, pid = NULL, admitted_at = ?,"
                     " claim_until = NULL, reason_code = NULL, reason_message = NULL,"
-                    " reason_detail = NULL WHERE id = ? AND status = 'queued'",
-                    (admit.pool, admit.policy, admit.priority, admit.worker, now, admit.job),
-                ).rowcount
+                    " reason_detail = NULL, place_host = ?, place_name = ?, place_dir = ?"
+                    " WHERE id = ? AND status = 'queued'",
+                    (admit.pool, admit.policy, admit.priority, admit.worker, now, *where,
+                     admit.job),
+                ).rowcount  # fmt: skip
                 if not done:
                     continue
                 conn.executemany(

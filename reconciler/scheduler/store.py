@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from reconciler.scheduler.amounts import Amounts
+from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Decisions, JobRequest, Status
 from reconciler.scheduler.reasons import Reason
 
@@ -71,6 +72,9 @@ class JobRecord:
     preempted_for: int | None = None
     claim_until: float | None = None
     amounts: Amounts = ()
+    # Where its latest attempt runs (or ran): only an executor there can see or stop it. None
+    # for an attempt admitted before places were recorded, or by an executor without one.
+    place: Place | None = None
 
 
 @dataclass(frozen=True)
@@ -138,9 +142,11 @@ class SchedulerStore(Protocol):
         reasons: Mapping[int, Reason],
         now: float,
         grace: float,
+        place: Place | None = None,
     ) -> Committed:
-        """Apply one cycle: admissions (with their allocations), preemptions (stop requests
-        with a deadline), rejections, claims, and the queued reasons that changed."""
+        """Apply one cycle: admissions (with their allocations, and the `place` where their
+        attempts will run), preemptions (stop requests with a deadline), rejections, claims,
+        and the queued reasons that changed."""
         ...
 
     def started(self, starts: Sequence[Started], now: float) -> None:

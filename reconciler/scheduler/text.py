@@ -66,6 +66,15 @@ def job_story(detail: JobDetail) -> list[str]:
     lines.append(
         f"  priority   {priority}, {kind}, {job.retries_left} of {job.retries} retries left"
     )
+    if job.place is not None:
+        runs = "runs on" if job.status.value in ("admitted", "running") else "ran on"
+        lines.append(f"  place      {runs} {job.place.describe()}")
+    if detail.elsewhere:
+        lines.append(
+            "  elsewhere  not this command's place: its process cannot be seen or signalled "
+            "from here; it holds its capacity until a scheduler there records it (or, if that "
+            f"place is gone: poolform jobs cancel --gone {job.id})"
+        )
     if job.exit_code is not None:
         lines.append(f"  exit code  {job.exit_code}")
     if detail.unroutable is not None:
@@ -126,6 +135,18 @@ def _runs(items: Sequence[tuple[int, str]]) -> list[str]:
         out.append(f"{span}{label}")
         start = i
     return out
+
+
+def elsewhere_lines(report: CycleReport) -> list[str]:
+    """Once per attempt a scheduler finds running at another place: what it does about it."""
+    return [
+        f"scheduler: job {job.id} (attempt {job.attempt}) runs on {job.place.describe()}, not "
+        "here: this scheduler cannot see or stop it there, so it leaves it running, holding "
+        "its capacity, until a scheduler there records it (or, if that place is gone for "
+        f"good: poolform jobs cancel --gone {job.id})"
+        for job in report.newly_elsewhere
+        if job.place is not None
+    ]
 
 
 def cycle_line(report: CycleReport) -> str:

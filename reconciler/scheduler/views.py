@@ -66,6 +66,14 @@ def detail_json(detail: JobDetail) -> dict[str, Any]:
         "admitted_at": iso(job.admitted_at),
         "resources": _amounts(dict(job.request.resources)),
         "run": job.run,
+        "place": None
+        if job.place is None
+        else {
+            "host": job.place.host,
+            "host_name": job.place.host_name,
+            "jobs_dir": job.place.jobs_dir,
+            "elsewhere": detail.elsewhere,
+        },
         "candidates": [
             {"pool": c.pool, "policy": c.policy, "fits": c.fits, "text": c.text}
             for c in detail.candidates
