@@ -34,6 +34,9 @@ from reconciler.scheduler.loop import CycleReport, LoopSettings, SchedulerLoop
 from reconciler.scheduler.pools import run_scheduler
 
 POLL_SECONDS = 0.5  # a standby's tries: the takeover comes at most this long after the death
+# A standby's look at its own place's attempts reads every active job: not at every poll, or
+# standbys would keep a deep queue's store busy for what is only bookkeeping.
+WATCH_SECONDS = 5.0
 LOCAL_LOCK_WAIT = 10.0  # the dead leader's OS lock, closed with its process (see _local_lock)
 
 
@@ -109,8 +112,13 @@ def own_watch(
     """A standby's look at the attempts recorded at its own place, when no other scheduler
     runs on this directory (then that one watches them)."""
     loop = SchedulerLoop(ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings)
+    last: list[float] = []
 
     def watch() -> None:
+        now = ctx.clock()
+        if last and 0 <= now - last[0] < WATCH_SECONDS:
+            return
+        last[:] = [now]
         with contextlib.ExitStack() as held:
             try:
                 held.enter_context(ctx.exclusive())

@@ -344,3 +344,29 @@ def test_postgres_tables_of_layout_1_are_migrated_and_keep_their_rows(
         row = conn.execute(f"SELECT version FROM {s}.layout WHERE component = %s", (COMPONENT,))
         assert row.fetchone() == (LAYOUT_VERSION,)
     assert LAYOUT_VERSION == 2
+
+
+def test_a_standby_looks_at_its_own_place_at_most_every_few_seconds(tmp_path: Path) -> None:
+    """A standby polls for the lead twice a second; its look at its own place's attempts reads
+    every active job, so it runs at most every WATCH_SECONDS, by the injected clock."""
+    from reconciler.scheduler.context import open_context
+    from reconciler.scheduler.leader import WATCH_SECONDS, own_watch
+
+    clock = Clock(0.0)
+    ctx = open_context(tmp_path / ".poolform", lambda: None, clock=clock)
+    reads: list[float] = []
+    jobs = ctx.store.jobs
+
+    def counted(**kwargs: object) -> list[JobRecord]:
+        reads.append(clock())
+        return jobs(**kwargs)  # type: ignore[arg-type]
+
+    ctx.store.jobs = counted  # type: ignore[method-assign]
+    watch = own_watch(ctx, LoopSettings(), lambda _: None)
+    try:
+        for _ in range(int(WATCH_SECONDS * 2 * 4)):  # two polls a second, for 4 periods
+            watch()
+            clock.advance(0.5)
+    finally:
+        ctx.close()
+    assert reads == [0.0, WATCH_SECONDS, 2 * WATCH_SECONDS, 3 * WATCH_SECONDS]
