@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Admit, Holding, JobRequest, Preempt, Queued, Route, Snapshot
-from reconciler.scheduler.preemption import Candidates, Victims, victims_among
+from reconciler.scheduler.preemption import Candidates, Victims, victim_order, victims_among
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.starvation import Bypasses
 from reconciler.scheduler.usage import Failure, PolicyUse, PoolUse, TreeUse
@@ -76,6 +76,8 @@ class Admission:
         self.bypasses = Bypasses(snapshot.max_bypass, _HoldForHead(snapshot, ledger))
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: dict[int, tuple[tuple[int, int], Hopeless]] = {}  # per tree
+        # Preemptible jobs admitted in this cycle, per tree: (job, route, batch).
+        self.admitted: dict[int, list[tuple[int, Route, int]]] = {}
         self.failed: Failed = {}
         self._last: tuple[Reason, bool] = (reason(ReasonCode.PENDING_EVALUATION), False)
         limit = snapshot.max_running
@@ -151,7 +153,7 @@ class Admission:
         for lane in lanes:
             failure = fits(lane.pool, lane.policy, lane.route.demand, np)
             if failure is None:
-                self._admit(job.id, lane, np)
+                self._admit(job.id, lane, np, job.batch)
                 return None
             failures.append((lane, failure))
         outcome = self._wait(job, failures, claimant, np)
@@ -159,11 +161,13 @@ class Admission:
             self.failed[look_alike] = (version, priority, *outcome)
         return None
 
-    def _admit(self, job: int, lane: Lane, np: bool) -> None:
+    def _admit(self, job: int, lane: Lane, np: bool, batch: int) -> None:
         route, ledger = lane.route, self.ledger
         worker = ledger.free_worker(lane.pool)
         ledger.take(lane.pool, lane.policy, route.demand, np, worker)
         lane.tree.admitted.append((job, route.priority))
+        if not np:
+            self.admitted.setdefault(id(lane.tree), []).append((job, route, batch))
         self.admits.append(
             Admit(job, route.pool, route.policy, route.demand, route.priority, worker)
         )
@@ -186,8 +190,12 @@ class Admission:
             )
             return None
         found = self._victims(job, failures, np)
-        # Rather than stop running work, take room held for lower-priority claimants.
-        if found is not None and self._take_from_lower_claims(job.id, failures, np):
+        # Rather than stop running work, take room held for lower-priority claimants; so too
+        # when the only victims are jobs admitted in this cycle (never victims within it), as
+        # the next cycle, which sees them running, would.
+        if (
+            found is not None or self._would_preempt_admitted(job, failures, np)
+        ) and self._take_from_lower_claims(job, failures, np):
             return None
         if found is not None:
             preempted = self._preempt(job.id, *found)
@@ -216,7 +224,7 @@ class Admission:
         return why, short
 
     def _take_from_lower_claims(
-        self, job: int, failures: list[tuple[Lane, Failure]], np: bool
+        self, job: Queued, failures: list[tuple[Lane, Failure]], np: bool
     ) -> bool:
         """A job about to preempt that would fit in room held for jobs of lower priority
         (claimants, or jobs passed too often) takes that room instead: it would become a
@@ -230,10 +238,37 @@ class Admission:
             if not lower or not ledger.fits_without_claims(lane.route, np, lower):
                 continue
             released = [(holder, *ledger.release(lane.tree, holder)) for holder in lower]
-            self._admit(job, lane, np)
+            self._admit(job.id, lane, np, job.batch)
             for holder, route, claim in sorted(released, key=lambda r: -r[1].priority):
                 ledger.hold(holder, route, claim)
             return True
+        return False
+
+    def _would_preempt_admitted(
+        self, job: Queued, failures: list[tuple[Lane, Failure]], np: bool
+    ) -> bool:
+        """Whether the job, which found no victims, would find some were the preemptible jobs
+        admitted in this cycle running: asked only where room is held for lower-priority jobs
+        that the job would fit in (rare), so the search is a fresh one."""
+        ledger = self.ledger
+        for lane, failure in failures:
+            admitted = self.admitted.get(id(lane.tree))
+            if failure.level != "pool" or not admitted:
+                continue
+            route = lane.route
+            lower = ledger.lower_claims(route)
+            if not lower or not ledger.fits_without_claims(route, np, lower):
+                continue
+            kept = self.candidates.get(id(lane.tree))
+            ranked = [
+                Holding(held, r.pool, r.policy, r.demand, r.priority, True, self.now, batch=batch)
+                for held, r, batch in admitted
+            ]
+            ranked += kept.jobs if kept is not None else ()
+            ranked.sort(key=victim_order)
+            found = Candidates(ledger, ranked, lane.tree)
+            if victims_among(ledger, route, np, job.batch, found) is not None:
+                return True
         return False
 
     def _explain(self, lane: Lane, failure: Failure) -> Reason:

@@ -21,6 +21,7 @@ from reconciler.scheduler.usage import Failure, PolicyUse, PoolUse, TreeUse
 
 Usage = dict[str, dict[str, int]]
 _NO_LIMIT: Mapping[str, int] = {}
+_NO_TREES: dict[int, TreeUse] = {}
 
 
 class Ledger:
@@ -132,33 +133,31 @@ class Ledger:
         a waiter that could take them back would wait one cycle for nothing). One that
         borrowed already may now give up, by priority, jobs it could not before."""
         name = policy.policy.name
-        trees = self._policy_trees.get(name)
-        if trees:
-            if name in self.borrowers:
-                for tree in trees.values():
-                    tree.grown.append((False, name))
-                    tree.lending_changes += 1
-                    if tree is not pool.tree:  # (that one moved with the admission)
-                        tree.version += 1
-            elif self._still_borrows(
-                policy.used, self.leaving.get(name, _NO_LIMIT), policy.reserved
-            ):
-                self.borrowers.add(name)
-                for tree in trees.values():
-                    tree.joins.append((False, name))
-                    tree.lending_changes += 1
+        trees = self._policy_trees.get(name, _NO_TREES)  # where its running jobs are
+        if name in self.borrowers:
+            for tree in trees.values():
+                tree.grown.append((False, name))
+                tree.lending_changes += 1
+                if tree is not pool.tree:  # (that one moved with the admission)
                     tree.version += 1
+        elif self._still_borrows(policy.used, self.leaving.get(name, _NO_LIMIT), policy.reserved):
+            # (even with no running job: the jobs admitted in this cycle are looked at as
+            # would-be victims, see Admission._would_preempt_admitted)
+            self.borrowers.add(name)
+            for tree in trees.values():
+                tree.joins.append((False, name))
+                tree.lending_changes += 1
+                tree.version += 1
+        if len(pool.tree.names) == 1:
+            return
         name = pool.pool.name
-        if name in self._held_pools and len(pool.tree.names) > 1:
-            if name in self.pool_borrowers:
-                pool.tree.grown.append((True, name))
-                pool.tree.lending_changes += 1
-            elif self._still_borrows(
-                pool.used, self.pool_leaving.get(name, _NO_LIMIT), pool.capacity
-            ):
-                self.pool_borrowers.add(name)
-                pool.tree.joins.append((True, name))
-                pool.tree.lending_changes += 1
+        if name in self.pool_borrowers:
+            pool.tree.grown.append((True, name))
+            pool.tree.lending_changes += 1
+        elif self._still_borrows(pool.used, self.pool_leaving.get(name, _NO_LIMIT), pool.capacity):
+            self.pool_borrowers.add(name)
+            pool.tree.joins.append((True, name))
+            pool.tree.lending_changes += 1
 
     def admit(self, job: int, route: Route, np: bool) -> str | None:
         """Account the job on the route; returns the worker it gets on a worker pool."""

@@ -112,6 +112,208 @@ BORROWER_MADE_MID_CYCLE: list[Step] = [
     ("process_ends", {"code": 0, "pick": 0, "then": True, "vanish": True}),
 ]  # fmt: skip
 
+# Work conservation a fifth time (max_bypass 1, 100 steps; the random search found it): job 6,
+# preempted earlier, is admitted again in the cycle, and with job 24 (also admitted in it)
+# policy hi borrows. Jobs admitted in a cycle are never its victims, so job 30 (lo, within
+# its reservation) found none and waited behind room held for claimants 26 and 27 (priority
+# 1, lower than its 2); the next cycle found job 6 to take back, so took that room instead.
+# Now a job that finds no victims but would among the cycle's own admissions takes room
+# held for lower-priority jobs, as the next cycle would (Admission._would_preempt_admitted),
+# and who borrows counts a policy's admissions even when it had no job running.
+WAITS_BEHIND_A_CLAIM_THOUGH_ITS_VICTIM_WAS_JUST_ADMITTED: list[Step] = [
+    (
+        "a_busy_start",
+        {
+            "jobs": [
+                ("hi", 3, 12),
+                ("hi", 2, 12),
+                ("hi", 3, 12),
+                ("hi", 3, 0),
+                ("lo", 1, 9),
+                ("hi", 2, 0),
+                ("hi", 1, 2),
+                ("hi", 1, 0),
+            ]
+        },
+    ),
+    (
+        "submit",
+        {
+            "count": 1,
+            "gpu": 1,
+            "preemptible": True,
+            "priority": None,
+            "retries": 2,
+            "route": ("lo", None),
+            "then": False,
+        },
+    ),
+    (
+        "submit",
+        {
+            "count": 3,
+            "gpu": 3,
+            "preemptible": False,
+            "priority": None,
+            "retries": 0,
+            "route": ("lo", None),
+            "then": True,
+        },
+    ),
+    ("cancel", {"pick": 355, "then": True}),
+    (
+        "submit",
+        {
+            "count": 2,
+            "gpu": 3,
+            "preemptible": True,
+            "priority": None,
+            "retries": 0,
+            "route": ("lo", None),
+            "then": False,
+        },
+    ),
+    (
+        "submit",
+        {
+            "count": 3,
+            "gpu": 3,
+            "preemptible": False,
+            "priority": None,
+            "retries": 0,
+            "route": ("lo", None),
+            "then": False,
+        },
+    ),
+    ("process_ends", {"code": 0, "pick": 36, "then": False, "vanish": False}),
+    (
+        "submit",
+        {
+            "count": 2,
+            "gpu": 3,
+            "preemptible": False,
+            "priority": 5,
+            "retries": 0,
+            "route": (None, "w"),
+            "then": True,
+        },
+    ),
+    ("cancel", {"pick": 211, "then": False}),
+    (
+        "submit",
+        {
+            "count": 3,
+            "gpu": 2,
+            "preemptible": True,
+            "priority": 3,
+            "retries": 1,
+            "route": (None, "w"),
+            "then": True,
+        },
+    ),
+    (
+        "submit",
+        {
+            "count": 3,
+            "gpu": 4,
+            "preemptible": False,
+            "priority": 10,
+            "retries": 1,
+            "route": ("hi", None),
+            "then": True,
+        },
+    ),
+    ("cancel", {"pick": 8, "then": True}),
+    ("cancel", {"pick": 316, "then": True}),
+    ("cancel", {"pick": 15, "then": True}),
+    ("cancel", {"pick": 194, "then": True}),
+    (
+        "submit",
+        {
+            "count": 2,
+            "gpu": 2,
+            "preemptible": True,
+            "priority": None,
+            "retries": 2,
+            "route": ("lo", None),
+            "then": True,
+        },
+    ),
+    ("cancel", {"pick": 284, "then": True}),
+    (
+        "submit",
+        {
+            "count": 1,
+            "gpu": 1,
+            "preemptible": True,
+            "priority": 0,
+            "retries": 1,
+            "route": ("hi", None),
+            "then": True,
+        },
+    ),
+    ("cancel", {"pick": 329, "then": True}),
+    ("cancel", {"pick": 10, "then": True}),
+    ("process_ends", {"code": 0, "pick": 27, "then": True, "vanish": False}),
+    (
+        "submit",
+        {
+            "count": 2,
+            "gpu": 1,
+            "preemptible": False,
+            "priority": 2,
+            "retries": 1,
+            "route": ("lo", None),
+            "then": True,
+        },
+    ),
+    ("process_ends", {"code": 0, "pick": 30, "then": False, "vanish": False}),
+    ("cancel", {"pick": 93, "then": True}),
+    ("cancel", {"pick": 18, "then": True}),
+    ("process_ends", {"code": 1, "pick": 32, "then": True, "vanish": True}),
+    ("process_ends", {"code": 0, "pick": 37, "then": False, "vanish": False}),
+    ("process_ends", {"code": 0, "pick": 26, "then": False, "vanish": False}),
+    (
+        "submit",
+        {
+            "count": 1,
+            "gpu": 1,
+            "preemptible": False,
+            "priority": None,
+            "retries": 2,
+            "route": ("hi", None),
+            "then": False,
+        },
+    ),
+    ("process_ends", {"code": 0, "pick": 35, "then": False, "vanish": True}),
+    ("process_ends", {"code": 0, "pick": 25, "then": False, "vanish": False}),
+    (
+        "submit",
+        {
+            "count": 1,
+            "gpu": 4,
+            "preemptible": True,
+            "priority": None,
+            "retries": 2,
+            "route": ("hi", None),
+            "then": False,
+        },
+    ),
+    ("process_ends", {"code": 0, "pick": 45, "then": True, "vanish": False}),
+    (
+        "submit",
+        {
+            "count": 2,
+            "gpu": 1,
+            "preemptible": True,
+            "priority": None,
+            "retries": 0,
+            "route": (None, "w"),
+            "then": True,
+        },
+    ),
+]
+
 # name -> (the loop's max_bypass, the steps)
 EXAMPLES = {
     "left waiting though it fits": (8, LEFT_WAITING_THOUGH_IT_FITS),
@@ -121,6 +323,10 @@ EXAMPLES = {
         CLAIMANT_TAKES_ROOM_HELD_FOR_A_STARVING_JOB,
     ),
     "a borrower made mid-cycle": (1, BORROWER_MADE_MID_CYCLE),
+    "waits behind a claim though its victim was just admitted": (
+        1,
+        WAITS_BEHIND_A_CLAIM_THOUGH_ITS_VICTIM_WAS_JUST_ADMITTED,
+    ),
 }
 
 

@@ -179,6 +179,35 @@ def test_a_victim_is_taken_once_even_when_its_policy_grows_after_it_was_passed_o
     assert decisions.reasons[4].code is not ReasonCode.WAITING_FOR_VICTIMS
 
 
+def test_a_job_whose_only_victim_was_admitted_in_the_cycle_takes_room_held_for_lower_priority() -> (
+    None
+):
+    # Job 2 (passed too often, so first) is admitted and makes hi borrow; claimant 3 (lo,
+    # priority 1) finds no room and holds what is free; job 4 (lo, priority 2, within lo's
+    # reservation) would take job 2 back, but a job admitted in this cycle is never its
+    # victim. As the next cycle would (job 2 running then), job 4 takes the room held for
+    # the lower-priority claimant instead of waiting behind it.
+    cfg = config(
+        resource_pools={"dc": {"gpu": 8}},
+        policies={
+            "hi": policy("dc", "hi", priority=10, reserved={"gpu": 4}),
+            "lo": policy("dc", "lo", priority=1, reserved={"gpu": 2}),
+            "other": policy("dc", "other", priority=5, reserved={"gpu": 1}),
+        },
+    )
+    held = [
+        holding(10, "dc", "hi", gpu=4, priority=10, preemptible=False, at=1),
+        holding(11, "dc", "other", gpu=1, priority=5, preemptible=False, at=1),
+    ]
+    passed_too_often = replace(queued(2, subject="hi", gpu=2, at=2), bypassed=8)
+    claimant = queued(3, subject="lo", gpu=4, at=3, claim_until=100.0)
+    queue = [passed_too_often, claimant, queued(4, subject="lo", gpu=1, priority=2, at=4)]
+    decisions = schedule(snapshot(cfg, queue, held), now=50)
+    assert admitted(decisions) == [2, 4]
+    assert decisions.preempts == ()
+    assert decisions.reasons[3].code is not ReasonCode.WAITING_FOR_VICTIMS
+
+
 def test_never_preempts_non_preemptible_work() -> None:
     cfg = config(resource_pools={"p": {"gpu": 2}})
     held = [holding(10, "p", "p/*", gpu=2, preemptible=False, priority=0)]
