@@ -6,10 +6,17 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+
+from reconciler.scheduler.postgres_store import PostgresStore
+from reconciler.scheduler.sqlite_store import SqliteStore
+from reconciler.scheduler.store import SchedulerStore
+from tests.state.services import drop_schema, new_schema, pg_url
+
+Opener = Callable[[], SchedulerStore]
 
 
 @pytest.fixture(autouse=True)
@@ -20,3 +27,34 @@ def no_stray_jobs(tmp_path: Path) -> Iterator[None]:
             continue
         with contextlib.suppress(ValueError, OSError):
             os.killpg(int(pid_file.read_text().strip()), signal.SIGKILL)
+
+
+@pytest.fixture
+def pg_schema() -> Iterator[tuple[str, str]]:
+    url, schema = pg_url(), new_schema()
+    yield url, schema
+    drop_schema(url, schema)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
+    """Opens the store under test: every call is another connection to the same store (another
+    process, or another machine)."""
+    opened: list[SchedulerStore] = []
+    if request.param == "sqlite":
+
+        def make() -> SchedulerStore:
+            return SqliteStore(tmp_path / "scheduler.db")
+    else:
+        url, schema = request.getfixturevalue("pg_schema")
+
+        def make() -> SchedulerStore:
+            return PostgresStore(url, schema=schema)
+
+    def tracked() -> SchedulerStore:
+        opened.append(make())
+        return opened[-1]
+
+    yield tracked
+    for store in opened:
+        store.close()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import psycopg
@@ -27,42 +26,11 @@ from reconciler.scheduler.sqlite_store import SqliteStore
 from reconciler.scheduler.store import JobRecord, NewJob, SchedulerStore
 from state.postgres_schema import quoted_schema
 from tests.scheduler.builders import config, policy, request
+from tests.scheduler.conftest import Opener
 from tests.scheduler.fakes import Clock
 from tests.scheduler.scenario import wait_until
-from tests.state.services import drop_schema, new_schema, pg_url
 
 CONFIG = config(resource_pools={"p": {"gpu": 1}})  # room for one job at a time
-Opener = Callable[[], SchedulerStore]
-
-
-@pytest.fixture
-def pg_schema() -> Iterator[tuple[str, str]]:
-    url, schema = pg_url(), new_schema()
-    yield url, schema
-    drop_schema(url, schema)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """Another connection to the one store at each call (another scheduler process)."""
-    opened: list[SchedulerStore] = []
-    if request.param == "sqlite":
-
-        def make() -> SchedulerStore:
-            return SqliteStore(tmp_path / "scheduler.db")
-    else:
-        url, schema = request.getfixturevalue("pg_schema")
-
-        def make() -> SchedulerStore:
-            return PostgresStore(url, schema=schema)
-
-    def tracked() -> SchedulerStore:
-        opened.append(make())
-        return opened[-1]
-
-    yield tracked
-    for store in opened:
-        store.close()
 
 
 class Site:

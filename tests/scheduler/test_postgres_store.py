@@ -9,8 +9,6 @@ swaps the store), so the loop's invariants hold on either store.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -19,46 +17,14 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.model import Admit, Decisions, Preempt, Reject, Status
 from reconciler.scheduler.postgres_store import LAYOUT_VERSION, PostgresStore
 from reconciler.scheduler.reasons import ReasonCode, reason
-from reconciler.scheduler.sqlite_store import SqliteStore
 from reconciler.scheduler.store import Ended, Ending, NewJob, SchedulerStore, Started
 from tests.scheduler.builders import request
+from tests.scheduler.conftest import Opener
 from tests.scheduler.test_properties import Scheduling
 from tests.state.services import drop_schema, new_schema, pg_url
 
 NOW = 1_000.0
 GRACE = 30.0
-Opener = Callable[[], SchedulerStore]
-
-
-@pytest.fixture
-def pg_schema() -> Iterator[tuple[str, str]]:
-    url, schema = pg_url(), new_schema()
-    yield url, schema
-    drop_schema(url, schema)
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def opener(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opener]:
-    """Opens the store under test: every call is another connection to the same store (another
-    process, or another machine)."""
-    opened: list[SchedulerStore] = []
-    if request.param == "sqlite":
-
-        def make() -> SchedulerStore:
-            return SqliteStore(tmp_path / "scheduler.db")
-    else:
-        url, schema = request.getfixturevalue("pg_schema")
-
-        def make() -> SchedulerStore:
-            return PostgresStore(url, schema=schema)
-
-    def tracked() -> SchedulerStore:
-        opened.append(make())
-        return opened[-1]
-
-    yield tracked
-    for store in opened:
-        store.close()
 
 
 @pytest.fixture
