@@ -6,12 +6,13 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.scenario.installed import poolform
+from tests.scheduler.conftest import kill_stray_jobs
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -21,6 +22,13 @@ Pf = Callable[..., subprocess.CompletedProcess[str]]
 @pytest.fixture
 def pf() -> Pf:
     return poolform
+
+
+@pytest.fixture(autouse=True)
+def no_stray_jobs(tmp_path: Path) -> Iterator[None]:
+    """Job processes a failed test leaves running (the scheduler attacks start real ones)."""
+    yield
+    kill_stray_jobs(tmp_path)
 
 
 @pytest.fixture

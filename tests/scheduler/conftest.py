@@ -22,7 +22,13 @@ Opener = Callable[[], SchedulerStore]
 @pytest.fixture(autouse=True)
 def no_stray_jobs(tmp_path: Path) -> Iterator[None]:
     yield
-    for pid_file in tmp_path.glob("**/.poolform/jobs/*/attempt-*/claim/pid"):
+    kill_stray_jobs(tmp_path)
+
+
+def kill_stray_jobs(root: Path) -> None:
+    """Every job process a test started under `root` (any jobs directory: `.poolform/jobs`,
+    or one a test names) that has not written its exit status yet."""
+    for pid_file in root.glob("**/jobs/*/attempt-*/claim/pid"):
         if (pid_file.parent.parent / "exit").exists():
             continue
         with contextlib.suppress(ValueError, OSError):
