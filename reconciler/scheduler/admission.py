@@ -76,6 +76,7 @@ class Admission:
         self.bypasses = Bypasses(snapshot.max_bypass, _HoldForHead(snapshot, ledger))
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: dict[int, tuple[tuple[int, int], Hopeless]] = {}  # per tree
+        self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
         # Preemptible jobs admitted in this cycle, per tree: (job, route, batch).
         self.admitted: dict[int, list[tuple[int, Route, int]]] = {}
         self.failed: Failed = {}
@@ -168,12 +169,28 @@ class Admission:
         lane.tree.admitted.append((job, route.priority))
         if not np:
             self.admitted.setdefault(id(lane.tree), []).append((job, route, batch))
+        if lane.tree.holds:
+            self._unhold_bound(lane.tree, route.policy)
         self.admits.append(
             Admit(job, route.pool, route.policy, route.demand, route.priority, worker)
         )
         self.bypasses.admitted(lane.tree)
         if self.slots is not None:
             self.slots -= 1
+
+    def _unhold_bound(self, tree: TreeUse, policy: str) -> None:
+        """Room is held only for a job that lacks room (see `_hold`, `_HoldForHead`): after an
+        admission to its own policy, a job whose policy's limit or reservation now binds
+        could not use it, and its room is freed, as the next cycle would not hold it."""
+        held = [(job, route) for job, (route, _, _) in tree.holds.items() if route.policy == policy]
+        if not held:
+            return
+        if self._np is None:
+            self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
+        for job, route in held:
+            failure = self.ledger.check(route, job in self._np)
+            if failure is not None and failure.level in ("limit", "reserved"):
+                self.ledger.release(tree, job)
 
     def _wait(
         self, job: Queued, failures: list[tuple[Lane, Failure]], claimant: bool, np: bool
@@ -241,6 +258,7 @@ class Admission:
             self._admit(job.id, lane, np, job.batch)
             for holder, route, claim in sorted(released, key=lambda r: -r[1].priority):
                 ledger.hold(holder, route, claim)
+            self._unhold_bound(lane.tree, lane.route.policy)
             return True
         return False
 
