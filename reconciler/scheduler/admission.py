@@ -77,6 +77,9 @@ class Admission:
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: dict[int, tuple[tuple[int, int], Hopeless]] = {}  # per tree
         self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
+        self._waiting: Sequence[Waiting] = ()
+        self._index: dict[int, tuple[Queued, tuple[Lane, ...]]] | None = None
+        self._retrying = False
         # Preemptible jobs admitted in this cycle, per tree: (job, route, batch).
         self.admitted: dict[int, list[tuple[int, Route, int]]] = {}
         self.failed: Failed = {}
@@ -87,6 +90,7 @@ class Admission:
         self._full = None if limit is None else reason(ReasonCode.PROCESS_LIMIT, limit=limit)
 
     def run(self, waiting: Sequence[Waiting]) -> None:
+        self._waiting = waiting
         reasons, bypasses = self.reasons, self.bypasses
         # The last job's outcome when it only got a reason (nothing changed): a next job with
         # the same request, batch and count takes the same path to the same reason, so the
@@ -187,10 +191,51 @@ class Admission:
             return
         if self._np is None:
             self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
+        freed = False
         for job, route in held:
             failure = self.ledger.check(route, job in self._np)
             if failure is not None and failure.level in ("limit", "reserved"):
                 self.ledger.release(tree, job)
+                freed = True
+        if freed and not self._retrying:
+            self._retry_held_out(tree)
+
+    def _retry_held_out(self, tree: TreeUse) -> None:
+        """Jobs already passed in this cycle that waited only for room held for others (their
+        reason says so) look again once held room is freed, in their order, as the next
+        cycle would: with their own held room released first, and held again if they still
+        do not fit."""
+        if self._index is None:
+            self._index = {}
+            for _, job, lanes, _, _, run in self._waiting:
+                for member in (job, *run):
+                    self._index[member.id] = (member, lanes)
+        ledger, names = self.ledger, set(tree.names)
+        self._retrying = True
+        try:
+            again = True
+            while again:  # an admission may free more room (see `_unhold_bound`)
+                again = False
+                for job_id, why in list(self.reasons.items()):
+                    if why.code not in _HELD_OUT or why.detail.get("pool") not in names:
+                        continue
+                    found = self._index.get(job_id)
+                    if found is None or self.reasons.get(job_id) is not why:
+                        continue
+                    job, lanes = found
+                    own = ledger.release(tree, job_id) if job_id in tree.holds else None
+                    np = not job.request.preemptible
+                    for lane in lanes:
+                        if ledger.fits(lane.pool, lane.policy, lane.route.demand, np) is None:
+                            del self.reasons[job_id]
+                            self._admit(job_id, lane, np, job.batch)
+                            again = True
+                            break
+                    else:
+                        if own is not None:
+                            ledger.hold(job_id, *own)
+        finally:
+            self._retrying = False
 
     def _wait(
         self, job: Queued, failures: list[tuple[Lane, Failure]], claimant: bool, np: bool
@@ -396,6 +441,9 @@ class _HoldForHead:
     def __init__(self, snapshot: Snapshot, ledger: Ledger):
         self.snapshot, self.ledger = snapshot, ledger
         self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
+        self._waiting: Sequence[Waiting] = ()
+        self._index: dict[int, tuple[Queued, tuple[Lane, ...]]] | None = None
+        self._retrying = False
 
     def __call__(self, job: int, route: Route) -> None:
         if self._np is None:
@@ -412,6 +460,9 @@ def _same_outcome(seen: tuple[object, int, Reason, object], priority: int) -> bo
         return priority == seen[1]
     return priority <= seen[1]
 
+
+# Reasons of a job that fits but for room held for others.
+_HELD_OUT = frozenset({ReasonCode.RESERVED_FOR_HEAD, ReasonCode.RESERVED_FOR_PREEMPTOR})
 
 # Reasons a lower priority could turn into "blocked by higher priority".
 _BY_PRIORITY = frozenset(
