@@ -217,6 +217,8 @@ class Admission:
             while again:  # an admission may free more room (see `_unhold_bound`)
                 again = False
                 for job_id, why in list(self.reasons.items()):
+                    if self.slots is not None and self.slots <= 0:
+                        return  # no process slot left this cycle (`--max-running`)
                     if why.code not in _HELD_OUT or why.detail.get("pool") not in names:
                         continue
                     found = self._index.get(job_id)

@@ -208,6 +208,32 @@ def test_a_job_whose_only_victim_was_admitted_in_the_cycle_takes_room_held_for_l
     assert decisions.reasons[3].code is not ReasonCode.WAITING_FOR_VICTIMS
 
 
+def test_room_held_for_a_job_its_own_policy_now_holds_back_goes_to_those_it_held_out() -> None:
+    # Job 2, passed too often, goes first: no room for its 5 GPUs, so the 4 free are held for
+    # it. Job 3 (lo may not preempt) waits for that held room. Job 4 of hi would take job 10
+    # back (hi's reservation) and takes the room held for lower-priority job 2 instead; now
+    # hi's limit holds job 2 back (1 + 5 > 5), so its room is freed, and job 3, already
+    # passed, looks again and is admitted: the next cycle would hold nothing for job 2.
+    cfg = config(
+        resource_pools={"dc": {"gpu": 8}},
+        policies={
+            "hi": policy("dc", "hi", priority=10, reserved={"gpu": 1}, limit={"gpu": 5}),
+            "lo": policy("dc", "lo", priority=1, reserved={"gpu": 2}, preemption="Never"),
+        },
+    )
+    held = [holding(10, "dc", "lo", gpu=4, priority=1, at=1)]
+    passed_too_often = replace(queued(2, subject="hi", gpu=5, priority=0, at=2), bypassed=8)
+    queue = [
+        passed_too_often,
+        queued(3, subject="lo", gpu=1, priority=9, at=3),
+        queued(4, subject="hi", gpu=1, priority=5, at=4),
+    ]
+    decisions = schedule(snapshot(cfg, queue, held), now=50)
+    assert admitted(decisions) == [4, 3]
+    assert decisions.preempts == ()
+    assert set(decisions.reasons) == {2}
+
+
 def test_never_preempts_non_preemptible_work() -> None:
     cfg = config(resource_pools={"p": {"gpu": 2}})
     held = [holding(10, "p", "p/*", gpu=2, preemptible=False, priority=0)]
