@@ -28,7 +28,7 @@ from reconciler.scheduler.lifecycle import (
     runs_elsewhere,
     snapshot_of,
 )
-from reconciler.scheduler.model import HOLDING, AppliedConfig, Decisions, Status
+from reconciler.scheduler.model import ACTIVE, HOLDING, AppliedConfig, Decisions, Status
 from reconciler.scheduler.reasons import ReasonCode, reason
 from reconciler.scheduler.schedule import schedule
 from reconciler.scheduler.store import Ended, Ending, JobRecord, SchedulerStore, Started
@@ -149,11 +149,16 @@ class SchedulerLoop:
         self.store.started(adopted, self.clock())
         done = set(self.store.ended(endings, self.clock()))
         report.ended += [(e.job, e.ending.status) for e in endings if e.job in done]
-        if done or adopted or report.killed:
-            records = self.store.jobs(active=True)
+        touched = {e.job for e in endings} | {a.job for a in adopted} | set(report.killed)
+        if touched:
+            # Read back only the rows this look wrote (ended, adopted, killed): a deep queue's
+            # other rows are as read a moment ago (a change made since, by a submit or a
+            # cancel, is the next cycle's, as one made just after the first read would be).
+            fresh = {job.id: job for job in self.store.jobs(ids=touched)}
+            records = [fresh.get(job.id, job) for job in records]
+            records = [job for job in records if job.status in ACTIVE]
             away = {job.id for job in report.elsewhere}
             report.elsewhere = [job for job in records if job.id in away]
-            return records
         return records
 
     def _stop(self, job: JobRecord, pid: int, report: CycleReport) -> None:

@@ -20,7 +20,7 @@ import json
 import os
 import socket
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -188,9 +188,15 @@ class PostgresStore:
         return found[0] if found else None
 
     def jobs(
-        self, *, pool: str | None = None, status: Status | None = None, active: bool = False
+        self,
+        *,
+        pool: str | None = None,
+        status: Status | None = None,
+        active: bool = False,
+        ids: Collection[int] | None = None,
     ) -> list[JobRecord]:
-        where, args = job_filter(pool, status, active, "%s")
+        some = None if ids is None else ("id = ANY(%s)", sorted(int(job) for job in ids))
+        where, args = job_filter(pool, status, active, "%s", some)
         with self._txn(write=False) as conn:
             return self._select(conn, where, args)
 

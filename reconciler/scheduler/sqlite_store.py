@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -122,9 +122,15 @@ class SqliteStore:
         return found[0] if found else None
 
     def jobs(
-        self, *, pool: str | None = None, status: Status | None = None, active: bool = False
+        self,
+        *,
+        pool: str | None = None,
+        status: Status | None = None,
+        active: bool = False,
+        ids: Collection[int] | None = None,
     ) -> list[JobRecord]:
-        where, args = job_filter(pool, status, active, "?")
+        some = None if ids is None else ("id IN (SELECT value FROM json_each(?))", _ids(ids))
+        where, args = job_filter(pool, status, active, "?", some)
         with self._txn("DEFERRED") as conn:
             return self._select(conn, where, args)
 
@@ -380,3 +386,8 @@ class SqliteStore:
 
 
 __all__ = ["HOLDING", "SqliteStore"]
+
+
+def _ids(ids: Collection[int]) -> str:
+    """A set of job ids as one argument (a JSON array): no limit on how many."""
+    return json.dumps(sorted(int(job) for job in ids))

@@ -12,7 +12,7 @@ A Protocol, so SQLite (the default, beside the state) and PostgreSQL share one c
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -125,9 +125,14 @@ class SchedulerStore(Protocol):
     def get(self, job_id: int) -> JobRecord | None: ...
 
     def jobs(
-        self, *, pool: str | None = None, status: Status | None = None, active: bool = False
+        self,
+        *,
+        pool: str | None = None,
+        status: Status | None = None,
+        active: bool = False,
+        ids: Collection[int] | None = None,
     ) -> list[JobRecord]:
-        """Jobs by id; `active`: only queued, admitted and running ones."""
+        """Jobs by id; `active`: only queued, admitted and running ones; `ids`: only these."""
         ...
 
     def events(self, job_id: int) -> list[Event]:
@@ -170,12 +175,20 @@ class SchedulerStore(Protocol):
 
 
 def job_filter(
-    pool: str | None, status: Status | None, active: bool, mark: str
+    pool: str | None,
+    status: Status | None,
+    active: bool,
+    mark: str,
+    ids: tuple[str, Any] | None = None,
 ) -> tuple[str, list[Any]]:
     """The WHERE clause (and its arguments) of ``SchedulerStore.jobs``, for a SQL store whose
-    placeholder is ``mark`` (``?`` in SQLite, ``%s`` in psycopg)."""
+    placeholder is ``mark`` (``?`` in SQLite, ``%s`` in psycopg); ``ids``: the store's own
+    clause for a set of ids, and its one argument (a whole set in one placeholder)."""
     clauses: list[str] = []
     args: list[Any] = []
+    if ids is not None:
+        clauses.append(ids[0])
+        args.append(ids[1])
     if pool is not None:
         clauses.append(f"pool = {mark}")
         args.append(pool)

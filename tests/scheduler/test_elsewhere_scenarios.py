@@ -146,7 +146,7 @@ def test_a_standby_on_another_host_leaves_the_job_running_there_until_its_host_r
         held = team.job(job)
         assert (held.status, held.attempt) == (Status.RUNNING, 1)
         assert not (team.b / ".poolform" / "jobs").exists()  # never started (or fenced) at b
-        assert standby.said(f"job {job} (attempt 1) runs on host ")
+        wait_until("it says so", lambda: standby.said(f"job {job} (attempt 1) runs on host "))
         assert standby.said(f"(host-a) under {(team.a / '.poolform' / 'jobs').resolve()}")
         shown = on("host-b", "jobs", "show", job, "--chdir", team.b)
         assert "runs on host " in shown and "(host-a)" in shown
@@ -275,7 +275,8 @@ def test_a_standby_on_the_jobs_own_host_records_and_stops_them_while_another_hos
         team.go.touch()  # the job at a ends: its own host's standby records it...
 
         wait_until("it is recorded", lambda: team.job(first).status is Status.SUCCEEDED)
-        assert home.said(f"job {first}, which ran here, succeeded")
+        # (said on stderr just after the store records it)
+        wait_until("it says so", lambda: home.said(f"job {first}, which ran here, succeeded"))
         assert team.job(first).attempt == 1
         wait_until("the next runs at b", lambda: team.job(second).status is Status.SUCCEEDED)
         placed = team.job(second).place
@@ -300,7 +301,7 @@ def test_a_cancel_from_anywhere_is_carried_out_by_the_standby_on_the_jobs_host(
         on("host-b", "jobs", "cancel", job, "--chdir", team.b)
 
         wait_until("it is cancelled", lambda: team.job(job).status is Status.CANCELLED)
-        assert home.said(f"job {job}, which ran here, cancelled")
+        wait_until("it says so", lambda: home.said(f"job {job}, which ran here, cancelled"))
         assert team.job(job).exit_code == 128 + signal.SIGTERM  # stopped there, by signal
     finally:
         assert [elsewhere.stop(), home.stop()] == [0, 0]

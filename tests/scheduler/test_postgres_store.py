@@ -92,7 +92,7 @@ def test_a_job_that_can_never_run_is_recorded_rejected_with_its_reason(
     ]
 
 
-def test_jobs_are_listed_by_id_and_filtered_by_pool_status_and_activity(
+def test_jobs_are_listed_by_id_and_filtered_by_pool_status_activity_and_ids(
     store: SchedulerStore,
 ) -> None:
     ids = [j.id for j in store.submit(new_jobs(4), NOW)]
@@ -104,6 +104,10 @@ def test_jobs_are_listed_by_id_and_filtered_by_pool_status_and_activity(
     assert [j.id for j in store.jobs(pool="cpu")] == [other[0].id]
     assert [j.id for j in store.jobs(status=Status.CANCELLED)] == [ids[1]]
     assert [j.id for j in store.jobs(active=True, pool="dc")] == [ids[0], *ids[2:]]
+    assert [j.id for j in store.jobs(ids={ids[3], ids[1], 10**9})] == [ids[1], ids[3]]
+    assert [j.id for j in store.jobs(ids=[ids[1], ids[2]], active=True)] == [ids[2]]
+    assert store.jobs(ids=()) == []
+    assert len(store.jobs(ids=range(1, 40_000))) == len(store.jobs())  # no limit on how many
 
 
 # -- one cycle ---------------------------------------------------------------------------------
