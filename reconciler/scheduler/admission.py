@@ -73,7 +73,10 @@ class Admission:
         # Not a bound method of this object: a cycle's objects are freed by reference counting
         # as soon as it returns (a reference cycle would leave them all to the cyclic
         # collector, which then walks them: tens of milliseconds on a deep queue).
-        self.bypasses = Bypasses(snapshot.max_bypass, _HoldForHead(snapshot, ledger))
+        self.readmitted: set[int] = set()  # admitted on a second look (`_retry_held_out`)
+        self.bypasses = Bypasses(
+            snapshot.max_bypass, _HoldForHead(snapshot, ledger, self.readmitted)
+        )
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: dict[int, tuple[tuple[int, int], Hopeless]] = {}  # per tree
         self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
@@ -230,6 +233,7 @@ class Admission:
                     for lane in lanes:
                         if ledger.fits(lane.pool, lane.policy, lane.route.demand, np) is None:
                             del self.reasons[job_id]
+                            self.readmitted.add(job_id)  # still watched for bypass: no hold
                             self._admit(job_id, lane, np, job.batch)
                             again = True
                             break
@@ -440,14 +444,14 @@ class _HoldForHead:
     policy's limit or reservation binds (jobs of its own policy passed it), held room would
     idle, and the next cycle would not hold it."""
 
-    def __init__(self, snapshot: Snapshot, ledger: Ledger):
+    def __init__(self, snapshot: Snapshot, ledger: Ledger, readmitted: set[int]):
         self.snapshot, self.ledger = snapshot, ledger
         self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
-        self._waiting: Sequence[Waiting] = ()
-        self._index: dict[int, tuple[Queued, tuple[Lane, ...]]] | None = None
-        self._retrying = False
+        self.readmitted = readmitted  # jobs admitted on a second look: nothing to hold
 
     def __call__(self, job: int, route: Route) -> None:
+        if job in self.readmitted:
+            return
         if self._np is None:
             self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
         failure = self.ledger.check(route, job in self._np)
