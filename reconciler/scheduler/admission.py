@@ -228,7 +228,11 @@ class Admission:
                     if found is None or self.reasons.get(job_id) is not why:
                         continue
                     job, lanes = found
-                    own = ledger.release(tree, job_id) if job_id in tree.holds else None
+                    own = [  # what is held for it, on any of its routes' trees
+                        (lane.tree, *ledger.release(lane.tree, job_id))
+                        for lane in lanes
+                        if job_id in lane.tree.holds
+                    ]
                     np = not job.request.preemptible
                     for lane in lanes:
                         if ledger.fits(lane.pool, lane.policy, lane.route.demand, np) is None:
@@ -238,8 +242,8 @@ class Admission:
                             again = True
                             break
                     else:
-                        if own is not None:
-                            ledger.hold(job_id, *own)
+                        for _, route, claim in own:
+                            ledger.hold(job_id, route, claim)
         finally:
             self._retrying = False
 

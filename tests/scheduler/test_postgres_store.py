@@ -20,7 +20,7 @@ from reconciler.scheduler.reasons import ReasonCode, reason
 from reconciler.scheduler.store import Ended, Ending, NewJob, SchedulerStore, Started
 from tests.scheduler.builders import request
 from tests.scheduler.conftest import Opener
-from tests.scheduler.test_properties import Scheduling
+from tests.scheduler.test_properties import RANDOM_SEARCH, Scheduling
 from tests.state.services import drop_schema, new_schema, pg_url
 
 NOW = 1_000.0
@@ -342,6 +342,6 @@ class SchedulingOnPostgres(Scheduling):
 
 
 SchedulingOnPostgres.TestCase.settings = settings(
-    max_examples=10, stateful_step_count=40, deadline=None, derandomize=False
+    max_examples=10, stateful_step_count=40, deadline=None, derandomize=not RANDOM_SEARCH
 )
 TestSchedulingOnPostgres = SchedulingOnPostgres.TestCase
