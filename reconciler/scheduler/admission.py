@@ -209,10 +209,8 @@ class Admission:
         cycle would: with their own held room released first, and held again if they still
         do not fit."""
         if self._index is None:
-            self._index = {}
-            for _, job, lanes, _, _, run in self._waiting:
-                for member in (job, *run):
-                    self._index[member.id] = (member, lanes)
+            self._build_index()
+        assert self._index is not None
         ledger, names = self.ledger, set(tree.names)
         self._retrying = True
         try:
@@ -306,7 +304,7 @@ class Admission:
         for lane, failure in failures:
             if failure.level != "pool":
                 continue
-            lower = ledger.lower_claims(lane.route)
+            lower = self._behind(job, lane)
             if not lower or not ledger.fits_without_claims(lane.route, np, lower):
                 continue
             released = [(holder, *ledger.release(lane.tree, holder)) for holder in lower]
@@ -316,6 +314,27 @@ class Admission:
             self._unhold_bound(lane.tree, lane.route.policy)
             return True
         return False
+
+    def _behind(self, job: Queued, lane: Lane) -> list[int]:
+        """Jobs room is held for in the lane's tree that the job, were it a claimant, would go
+        before: of lower priority (claimants, or jobs passed too often), or claimants of the
+        same priority submitted after it."""
+        lower = self.ledger.lower_claims(lane.route)
+        priority, mine = lane.route.priority, (job.submitted_at, job.id)
+        for holder, (route, claim, amounts) in lane.tree.holds.items():
+            if claim and route.priority == priority and any(amounts.values()):
+                if self._index is None:
+                    self._build_index()
+                found = self._index.get(holder) if self._index is not None else None
+                if found is not None and (found[0].submitted_at, holder) > mine:
+                    lower.append(holder)
+        return lower
+
+    def _build_index(self) -> None:
+        self._index = {}
+        for _, job, lanes, _, _, run in self._waiting:
+            for member in (job, *run):
+                self._index[member.id] = (member, lanes)
 
     def _would_preempt_admitted(
         self, job: Queued, failures: list[tuple[Lane, Failure]], np: bool
@@ -329,7 +348,7 @@ class Admission:
             if failure.level != "pool" or not admitted:
                 continue
             route = lane.route
-            lower = ledger.lower_claims(route)
+            lower = self._behind(job, lane)
             if not lower or not ledger.fits_without_claims(route, np, lower):
                 continue
             kept = self.candidates.get(id(lane.tree))
