@@ -208,9 +208,7 @@ class Admission:
         reason says so) look again once held room is freed, in their order, as the next
         cycle would: with their own held room released first, and held again if they still
         do not fit."""
-        if self._index is None:
-            self._build_index()
-        assert self._index is not None
+        index = self._queued_by_id()
         ledger, names = self.ledger, set(tree.names)
         self._retrying = True
         try:
@@ -222,7 +220,7 @@ class Admission:
                         return  # no process slot left this cycle (`--max-running`)
                     if why.code not in _HELD_OUT or why.detail.get("pool") not in names:
                         continue
-                    found = self._index.get(job_id)
+                    found = index.get(job_id)
                     if found is None or self.reasons.get(job_id) is not why:
                         continue
                     job, lanes = found
@@ -323,18 +321,20 @@ class Admission:
         priority, mine = lane.route.priority, (job.submitted_at, job.id)
         for holder, (route, claim, amounts) in lane.tree.holds.items():
             if claim and route.priority == priority and any(amounts.values()):
-                if self._index is None:
-                    self._build_index()
-                found = self._index.get(holder) if self._index is not None else None
+                found = self._queued_by_id().get(holder)
                 if found is not None and (found[0].submitted_at, holder) > mine:
                     lower.append(holder)
         return lower
 
-    def _build_index(self) -> None:
-        self._index = {}
-        for _, job, lanes, _, _, run in self._waiting:
-            for member in (job, *run):
-                self._index[member.id] = (member, lanes)
+    def _queued_by_id(self) -> dict[int, tuple[Queued, tuple[Lane, ...]]]:
+        """Every waiting job (runs of alike jobs included) and its lanes, made when first
+        needed (only the rare second looks need it)."""
+        if self._index is None:
+            self._index = {}
+            for _, job, lanes, _, _, run in self._waiting:
+                for member in (job, *run):
+                    self._index[member.id] = (member, lanes)
+        return self._index
 
     def _would_preempt_admitted(
         self, job: Queued, failures: list[tuple[Lane, Failure]], np: bool

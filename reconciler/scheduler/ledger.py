@@ -17,10 +17,9 @@ from collections.abc import Iterable, Mapping
 
 from reconciler.scheduler.amounts import WORKER, Amounts
 from reconciler.scheduler.model import AppliedConfig, Holding, Policy, Pool, Route
-from reconciler.scheduler.usage import Failure, PolicyUse, PoolUse, TreeUse
+from reconciler.scheduler.usage import NO_LIMIT, Failure, PolicyUse, PoolUse, TreeUse
 
 Usage = dict[str, dict[str, int]]
-_NO_LIMIT: Mapping[str, int] = {}
 _NO_TREES: dict[int, TreeUse] = {}
 
 
@@ -78,14 +77,14 @@ class Ledger:
         self.borrowers = {
             p
             for p, use in self.policies.items()
-            if use.used and self._still_borrows(use.used, leaving.get(p, _NO_LIMIT), use.reserved)
+            if use.used and self._still_borrows(use.used, leaving.get(p, NO_LIMIT), use.reserved)
         }
         self.pool_borrowers = {
             p
             for p in self._held_pools
             if len(self.pools[p].tree.names) > 1
             and self._still_borrows(
-                self.pools[p].used, self.pool_leaving.get(p, _NO_LIMIT), self.pools[p].capacity
+                self.pools[p].used, self.pool_leaving.get(p, NO_LIMIT), self.pools[p].capacity
             )
         }
         self._built = True
@@ -140,7 +139,7 @@ class Ledger:
                 tree.lending_changes += 1
                 if tree is not pool.tree:  # (that one moved with the admission)
                     tree.version += 1
-        elif self._still_borrows(policy.used, self.leaving.get(name, _NO_LIMIT), policy.reserved):
+        elif self._still_borrows(policy.used, self.leaving.get(name, NO_LIMIT), policy.reserved):
             # (even with no running job: the jobs admitted in this cycle are looked at as
             # would-be victims, see Admission._would_preempt_admitted)
             self.borrowers.add(name)
@@ -154,7 +153,7 @@ class Ledger:
         if name in self.pool_borrowers:
             pool.tree.grown.append((True, name))
             pool.tree.lending_changes += 1
-        elif self._still_borrows(pool.used, self.pool_leaving.get(name, _NO_LIMIT), pool.capacity):
+        elif self._still_borrows(pool.used, self.pool_leaving.get(name, NO_LIMIT), pool.capacity):
             self.pool_borrowers.add(name)
             pool.tree.joins.append((True, name))
             pool.tree.lending_changes += 1
@@ -188,9 +187,9 @@ class Ledger:
                 tree.lenders.append((False, job.policy))
                 tree.lending_changes += 1
         if job.pool in self.pool_borrowers and not self._still_borrows(
-            pool.used if pool is not None else _NO_LIMIT,
+            pool.used if pool is not None else NO_LIMIT,
             pool_leaving,
-            pool.capacity if pool is not None else _NO_LIMIT,
+            pool.capacity if pool is not None else NO_LIMIT,
         ):
             self.pool_borrowers.discard(job.pool)
             if pool is not None:
@@ -209,7 +208,7 @@ class Ledger:
 
     def _reserved(self, policy: str) -> Mapping[str, int]:
         known = self.config.policies.get(policy)
-        return known.reserved if known is not None else _NO_LIMIT
+        return known.reserved if known is not None else NO_LIMIT
 
     def hold(self, job: int, route: Route, claim: bool = True) -> None:
         """Keep what is free of the route's demand for a job: a preemptor whose victims are

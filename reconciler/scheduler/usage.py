@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from reconciler.scheduler.model import Policy, Pool, Route
 
-_NO_LIMIT: Mapping[str, int] = {}
+NO_LIMIT: Mapping[str, int] = {}  # an empty mapping shared, never written
 
 
 class Failure(NamedTuple):
@@ -117,5 +117,5 @@ class PolicyUse:
         self.policy = policy
         self.used: dict[str, int] = defaultdict(int)
         self.np_used: dict[str, int] = defaultdict(int)
-        self.limit: Mapping[str, int] = _NO_LIMIT if policy.limit is None else policy.limit
+        self.limit: Mapping[str, int] = NO_LIMIT if policy.limit is None else policy.limit
         self.reserved: Mapping[str, int] = policy.reserved
