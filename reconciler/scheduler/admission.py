@@ -74,9 +74,12 @@ class Admission:
         # as soon as it returns (a reference cycle would leave them all to the cyclic
         # collector, which then walks them: tens of milliseconds on a deep queue).
         self.readmitted: set[int] = set()  # admitted on a second look (`_retry_held_out`)
-        self.bypasses = Bypasses(
-            snapshot.max_bypass, _HoldForHead(snapshot, ledger, self.readmitted)
-        )
+        # Jobs passed too often in this cycle, to hold room for (or admit) once the ledger is
+        # whole again (see `_settle_heads`).
+        self.heads = _Heads()
+        self.bypasses = Bypasses(snapshot.max_bypass, self.heads)
+        self._settling = False
+        self._releasing = False  # inside `_take_from_lower_claims`: holders are out
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: dict[int, tuple[tuple[int, int], Hopeless]] = {}  # per tree
         self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
@@ -94,6 +97,11 @@ class Admission:
 
     def run(self, waiting: Sequence[Waiting]) -> None:
         self._waiting = waiting
+        self._decide(waiting)
+
+    def _decide(self, waiting: Sequence[Waiting]) -> None:
+        """Each job in order, and the rest of a run of alike jobs at once where the first one's
+        outcome holds for them (the shortcut tests compare it with one job at a time)."""
         reasons, bypasses = self.reasons, self.bypasses
         # The last job's outcome when it only got a reason (nothing changed): a next job with
         # the same request, batch and count takes the same path to the same reason, so the
@@ -155,6 +163,9 @@ class Admission:
             self._last = (why, bool(seen[3]))
             if seen[3]:
                 self.bypasses.watch(job.id, job.bypassed, seen[3])
+                if self.heads:  # room held for it changes the tree: no reuse after it
+                    self._settle_heads()
+                    return None
             return why
         failures: list[tuple[Lane, Failure]] = []
         fits = self.ledger.fits
@@ -184,6 +195,63 @@ class Admission:
         self.bypasses.admitted(lane.tree)
         if self.slots is not None:
             self.slots -= 1
+        if self.heads and not self._releasing:
+            self._settle_heads()
+
+    def _settle_heads(self) -> None:
+        """Jobs that became passed too often in this cycle go, the next cycle, before every
+        job room is held for that it orders after them (lower priority, or claimants): room
+        held for those is theirs first. Each is admitted if that room (and what is free) fits
+        it, else what it lacks is held for it, and then for the others again, in order."""
+        if self._settling:
+            return
+        self._settling = True
+        try:
+            while self.heads:
+                job_id, route = self.heads.pop(0)
+                self._settle_head(job_id, route)
+        finally:
+            self._settling = False
+
+    def _settle_head(self, job_id: int, route: Route) -> None:
+        found = self._queued_by_id().get(job_id)
+        if job_id in self.readmitted or found is None:
+            return
+        job, lanes = found
+        lane = next((lane for lane in lanes if lane.route is route), None)
+        if lane is None:
+            return
+        ledger, np, tree = self.ledger, not job.request.preemptible, lane.tree
+        failure = ledger.check(route, np)
+        if failure is not None and failure.level != "pool":
+            return  # its own policy binds: held room would idle (the next cycle holds none)
+        mine = self._next_order(job, route.priority, claim=False)
+        behind = [
+            holder
+            for holder, (held, claim, amounts) in tree.holds.items()
+            if holder != job_id and any(amounts.values()) and self._after(holder, held, claim, mine)
+        ]
+        if failure is not None and not (behind and ledger.fits_without_claims(route, np, behind)):
+            released = [(holder, *ledger.release(tree, holder)) for holder in behind]
+            ledger.hold(job_id, route, claim=False)
+            for holder, held, claim in sorted(released, key=self._holder_order):
+                ledger.hold(holder, held, claim)
+            return
+        if self.slots is not None and self.slots <= 0:
+            return  # no process slot left (`--max-running`)
+        released = [(holder, *ledger.release(tree, holder)) for holder in behind]
+        for other in lanes:  # what is held for it already, on any of its routes' trees
+            if job_id in other.tree.holds:
+                ledger.release(other.tree, job_id)
+        self.reasons.pop(job_id, None)
+        self.readmitted.add(job_id)
+        self._releasing = True
+        try:
+            self._admit(job_id, lane, np, job.batch)
+        finally:
+            self._releasing = False
+        for holder, held, claim in sorted(released, key=self._holder_order):
+            ledger.hold(holder, held, claim)
 
     def _unhold_bound(self, tree: TreeUse, policy: str) -> None:
         """Room is held only for a job that lacks room (see `_hold`, `_HoldForHead`): after an
@@ -287,6 +355,8 @@ class Admission:
         short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
         if short:
             self.bypasses.watch(job.id, job.bypassed, short)
+            if self.heads:  # passed too often already: room is held for it now
+                self._settle_heads()
         if len(failures) == 1:
             self._check_closed(lane, job, failure)
         return why, short
@@ -306,10 +376,16 @@ class Admission:
             if not lower or not ledger.fits_without_claims(lane.route, np, lower):
                 continue
             released = [(holder, *ledger.release(lane.tree, holder)) for holder in lower]
-            self._admit(job.id, lane, np, job.batch)
+            self._releasing = True
+            try:
+                self._admit(job.id, lane, np, job.batch)
+            finally:
+                self._releasing = False
             for holder, route, claim in sorted(released, key=lambda r: -r[1].priority):
                 ledger.hold(holder, route, claim)
             self._unhold_bound(lane.tree, lane.route.policy)
+            if self.heads:
+                self._settle_heads()
             return True
         return False
 
@@ -325,6 +401,25 @@ class Admission:
                 if found is not None and (found[0].submitted_at, holder) > mine:
                     lower.append(holder)
         return lower
+
+    def _next_order(self, job: Queued, priority: int, claim: bool) -> tuple[int, int, float, int]:
+        """A job's place in the next cycle's order (see `schedule._routes`), were room still
+        held for it then: passed too often first, then claimants."""
+        place = 1 if claim and job.bypassed < self.bypasses.limit else 0
+        return (place, -priority, job.submitted_at, job.id)
+
+    def _after(
+        self, holder: int, route: Route, claim: bool, mine: tuple[int, int, float, int]
+    ) -> bool:
+        found = self._queued_by_id().get(holder)
+        return found is not None and self._next_order(found[0], route.priority, claim) > mine
+
+    def _holder_order(self, held: tuple[int, Route, bool]) -> tuple[int, int, float, int]:
+        holder, route, claim = held
+        found = self._queued_by_id().get(holder)
+        if found is None:
+            return (2, -route.priority, 0.0, holder)
+        return self._next_order(found[0], route.priority, claim)
 
     def _queued_by_id(self) -> dict[int, tuple[Queued, tuple[Lane, ...]]]:
         """Every waiting job (runs of alike jobs included) and its lanes, made when first
@@ -462,24 +557,13 @@ class Admission:
         return Preempt(job, gone, lane.route.pool, found.why)
 
 
-class _HoldForHead:
-    """Hold room for a job passed too often only while room is what it lacks: once its
-    policy's limit or reservation binds (jobs of its own policy passed it), held room would
-    idle, and the next cycle would not hold it."""
-
-    def __init__(self, snapshot: Snapshot, ledger: Ledger, readmitted: set[int]):
-        self.snapshot, self.ledger = snapshot, ledger
-        self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
-        self.readmitted = readmitted  # jobs admitted on a second look: nothing to hold
+class _Heads(list[tuple[int, Route]]):
+    """Jobs that became passed too often, with the route to hold room on, as `Bypasses`
+    reports them (mid-admission: `Admission._settle_heads` takes them once the ledger is whole).
+    Not a bound method of the `Admission`: see its constructor."""
 
     def __call__(self, job: int, route: Route) -> None:
-        if job in self.readmitted:
-            return
-        if self._np is None:
-            self._np = {q.id for q in self.snapshot.queued if not q.request.preemptible}
-        failure = self.ledger.check(route, job in self._np)
-        if failure is not None and failure.level == "pool":
-            self.ledger.hold(job, route, claim=False)
+        self.append((job, route))
 
 
 def _same_outcome(seen: tuple[object, int, Reason, object], priority: int) -> bool:

@@ -146,7 +146,7 @@ def test_a_run_of_alike_jobs_is_decided_as_each_job_alone(
             for member in (job, *run):
                 self._step(member, lanes, shape, claimant)
 
-    monkeypatch.setattr(Admission, "run", one_by_one)
+    monkeypatch.setattr(Admission, "_decide", one_by_one)
     monkeypatch.setattr(schedule_module, "_in_order", schedule_module._one_by_one)
     alone = schedule(snapshot, 100.0)
     assert together == alone
