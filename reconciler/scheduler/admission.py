@@ -370,7 +370,7 @@ class Admission:
         and no running job is stopped for it. Those it passes keep what is still free."""
         ledger = self.ledger
         for lane, failure in failures:
-            if failure.level != "pool":
+            if failure.level != "pool" or not self._held_room_might_fit(lane, np):
                 continue
             lower = self._behind(job, lane)
             if not lower or not ledger.fits_without_claims(lane.route, np, lower):
@@ -388,6 +388,15 @@ class Admission:
                 self._settle_heads()
             return True
         return False
+
+    def _held_room_might_fit(self, lane: Lane, np: bool) -> bool:
+        """Whether room is held in the lane's tree for a job of no higher priority, and the
+        route would fit were all room held there free: the cheap test before `_behind`."""
+        tree = lane.tree
+        floor = tree.held_floor
+        if floor is None or floor > lane.route.priority:
+            return False
+        return self.ledger.check(lane.route, np, removed_pool=tree.claimed) is None
 
     def _behind(self, job: Queued, lane: Lane) -> list[int]:
         """Jobs room is held for in the lane's tree that the job, were it a claimant, would go
@@ -440,7 +449,7 @@ class Admission:
         ledger = self.ledger
         for lane, failure in failures:
             admitted = self.admitted.get(id(lane.tree))
-            if failure.level != "pool" or not admitted:
+            if failure.level != "pool" or not admitted or not self._held_room_might_fit(lane, np):
                 continue
             route = lane.route
             lower = self._behind(job, lane)
