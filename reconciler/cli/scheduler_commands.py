@@ -71,7 +71,7 @@ def _pool_name(ctx: click.Context, param: click.Parameter, value: str | None) ->
     from schemas.base import NAME_PATTERN
 
     value = _named(ctx, param, value)
-    if value is not None and not re.match(NAME_PATTERN, value):
+    if value is not None and not re.fullmatch(NAME_PATTERN, value):
         shown = value if len(value) <= 60 else value[:60] + "..."
         raise click.BadParameter(
             f"{shown!r} is not a pool name (lower case letters, digits, '.', '_' and '-', "
