@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     import psycopg
 
 _QUOTED = re.compile(r'"([^"]*)"')
+LOCK_WAIT_S = 30.0  # as the SQLite store's busy timeout
 
 
 def _unparsable(dsn: str) -> str:
@@ -100,6 +101,15 @@ class PostgresStore:
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(
                 dsn, autocommit=True, connect_timeout=connect_timeout
             )
+            # A session that holds the write lock and never ends its transaction (a scheduler
+            # stopped with Ctrl-Z mid-write, a psql session left open) must not hang every
+            # job command on every machine: give up after as long as SQLite's busy timeout
+            # (unless the session was given a lock_timeout of its own, as with PGOPTIONS).
+            self._conn.execute(
+                "SELECT set_config('lock_timeout', %s, false)"
+                " WHERE current_setting('lock_timeout') = '0'",
+                (f"{int(LOCK_WAIT_S * 1000)}ms",),
+            )
         except psycopg.Error as error:
             raise PoolformError(
                 f"cannot connect to the scheduler's store at {self.location}: {self._scrub(error)}"
@@ -127,6 +137,13 @@ class PostgresStore:
             lambda m: '"***"' if len(m[1]) > 1 and m[1] in self._unparsable else m[0], text
         )
 
+    def _lock_wait(self) -> str:
+        with self._mutex:
+            if self._conn is None:
+                return "?"
+            row = self._conn.execute("SELECT current_setting('lock_timeout')").fetchone()
+            return str(row[0]) if row else "?"
+
     @contextmanager
     def _txn(self, *, write: bool = True) -> Iterator[psycopg.Connection[Any]]:
         with self._mutex:
@@ -141,6 +158,15 @@ class PostgresStore:
                             "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"
                         )
                     yield self._conn
+            except self._psycopg.errors.LockNotAvailable:
+                raise PoolformError(
+                    f"the scheduler's store at {self.location} stayed locked by another session "
+                    f"for longer than lock_timeout ({self._lock_wait()}); this command's change "
+                    "was not made",
+                    hint="a scheduler stopped mid-write (Ctrl-Z: resume it with fg, or end it) "
+                    "or an open transaction on the sched_* tables (a psql session) holds it: "
+                    "end it, then run the command again",
+                ) from None
             except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as error:
                 raise PoolformError(
                     f"lost the connection to the scheduler's store at {self.location}: "
