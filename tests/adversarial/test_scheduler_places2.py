@@ -191,3 +191,31 @@ def test_a_configuration_reached_through_a_symlink_is_the_same_place(
     history = as_json("jobs", "show", "1", "--chdir", link)["history"]
     assert [e["status"] for e in history].count("running") == 1
     assert not (directory / ".poolform" / "jobs" / "1" / "attempt-2").exists()
+
+
+def test_a_place_under_a_directory_named_with_escapes_is_shown_escaped_and_kept_exact(
+    pf: Pf, tmp_path: Path
+) -> None:
+    """The jobs directory is part of every place line (`jobs show`, the scheduler's
+    "not here" line, `--gone`'s refusal): a configuration directory named with an escape
+    sequence, a line break and a bidi override must not colour, split or reorder them, and
+    `--json` keeps the path exactly."""
+    import shutil
+
+    directory = tmp_path / "we\x1b[31mird\nname\u202e"
+    shutil.copytree(applied(tmp_path), directory)
+    job, gate = gated(tmp_path)
+    ok("jobs", "submit", job, "--chdir", directory)
+    on(pf, None, "scheduler", "run", "--once", "--chdir", directory)
+    place = place_of(directory, 1)
+    assert place["jobs_dir"] == str((directory / ".poolform" / "jobs").resolve())
+    outputs = [
+        on(pf, "other", "jobs", "show", "1", "--chdir", directory).stdout,
+        on(pf, "other", "scheduler", "run", "--once", "--chdir", directory).stderr,
+        refused(pf("jobs", "cancel", "--gone", "1", "--chdir", directory), "job 1 runs here"),
+    ]
+    for text in outputs:
+        assert "we\\u001b[31mird\\nname\\u202e" in text, text
+        assert "\x1b" not in text and "\u202e" not in text
+    assert all(line.strip() for line in outputs[0].splitlines())
+    _recorded_by_each(pf, directory, gate, [None])
