@@ -215,11 +215,17 @@ class LocalExecutor:
                 return Observation(Phase.RUNNING, child.pid)  # the wrapper is starting
             if not fence:
                 return Observation(Phase.NOT_STARTED)
-            _private_dir(directory)
             try:
+                _private_dir(directory)
                 claim.mkdir()
             except FileExistsError:
                 pass  # the wrapper claimed it just now: it runs
+            except OSError:
+                # Not the scheduler's own directory (a symlink planted there) or not one it
+                # can write: it cannot be fenced, so the attempt is taken for lost (queued
+                # again on a retry, else failed) rather than written through or left to
+                # stop every cycle.
+                return Observation(Phase.VANISHED)
             else:
                 return Observation(Phase.NOT_STARTED)
         pid = self._pid(claim)
