@@ -260,3 +260,40 @@ def test_plan_with_a_connection_string_that_does_not_parse_never_shows_its_passw
     result = team.run("plan", url=UNPARSABLE["bad_percent"])
     refused(result, "cannot connect")
     assert "hun%ZZter2" not in result.stdout + result.stderr
+
+
+def _with(url: str, **parts: str) -> str:
+    """The test server's URL with its user:password, host:port or path replaced."""
+    split = urllib.parse.urlsplit(url)
+    credentials, _, place = split.netloc.rpartition("@")
+    netloc = f"{parts.get('credentials', credentials)}@{parts.get('place', place)}"
+    return urllib.parse.urlunsplit(
+        split._replace(netloc=netloc, path=parts.get("path", split.path))
+    )
+
+
+WRONG = {
+    "nothing_listens": ({"place": "127.0.0.1:1"}, "Connection refused"),
+    "wrong_password": (
+        {"credentials": "poolform:n0t-the-Secret"},
+        "password authentication failed",
+    ),
+    "no_such_database": ({"path": "/no_such_db"}, 'database "no_such_db" does not exist'),
+    "no_such_user": ({"credentials": "nobody_here:n0t-the-Secret"}, "authentication failed"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(WRONG))
+def test_a_wrong_or_unreachable_server_is_named_without_its_password(team: Team, case: str) -> None:
+    """Every job command: exit 1 naming the store (user@host:port/db, schema), libpq's
+    reason, never the password; nothing made locally."""
+    parts, reason = WRONG[case]
+    url = _with(team.url, **parts)
+    for command in (("jobs", "list"), ("jobs", "submit", team.job), ("scheduler", "run", "--once")):
+        result = team.run(*command, url=url)
+        stderr = refused(result, "cannot connect to the scheduler's store at postgresql://", reason)
+        assert f"(schema {team.schema})" in stderr
+        assert "n0t-the-Secret" not in stderr + result.stdout
+        password = urllib.parse.urlsplit(team.url).password
+        assert not password or password not in stderr + result.stdout
+    assert not (team.directory / ".poolform").exists()
