@@ -130,7 +130,8 @@ def test_a_renamed_host_without_machine_id_gets_its_jobs_back_as_documented(
     tmp_path: Path,
 ) -> None:
     """Renamed, the host takes its own job for another host's: it neither starts it again nor
-    stops it (it may run elsewhere), and `--gone` is still possible; with
+    stops it (it may run elsewhere), and `--gone` is refused (its process plainly runs here);
+    with
     POOLFORM_HOST_ID=hostname:OLD-NAME (the README's way back) it records the job's end."""
     directory, gate = _held(tmp_path)
     succeeded(on_host(tmp_path, "old-name", "", "scheduler", "run", "--once", "--chdir", directory))
@@ -141,6 +142,13 @@ def test_a_renamed_host_without_machine_id_gets_its_jobs_back_as_documented(
     assert "job 1 (attempt 1) runs on host old-name under" in renamed.stderr
     assert statuses(directory) == {1: "running"} and group_alive(group)
     assert _place(tmp_path, directory, "new-name", "")["elsewhere"] is True
+    # It is not gone: its process runs on this machine (the foot-gun: --gone would free its
+    # capacity while it runs, unwatched)
+    refused(
+        on_host(tmp_path, "new-name", "", "jobs", "cancel", "--gone", "1", "--chdir", directory),
+        "job 1's process runs on this machine",
+        "POOLFORM_HOST_ID='hostname:old-name'",
+    )
     back = {"POOLFORM_HOST_ID": "hostname:old-name"}
     refused(
         on_host(
