@@ -47,10 +47,8 @@ wait "$child"; code=$?
 while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done
 echo "$code" > "$attempt/exit.tmp" && mv "$attempt/exit.tmp" "$attempt/exit"
 """
-CLAIM_WITHOUT_PID_S = 30.0
-PID_MAX = (
-    2**22
-)  # the largest pid Linux gives (pid_max's own limit)  # a wrapper killed between claiming and writing its pid
+CLAIM_WITHOUT_PID_S = 30.0  # a wrapper killed between claiming and writing its pid
+PID_MAX = 2**22  # the largest pid Linux gives (the limit of its pid_max)
 HOST_ID_VARIABLE = "POOLFORM_HOST_ID"
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 _MACHINE_ID = re.compile(r"[0-9a-f]{32}")

@@ -157,11 +157,8 @@ class DamagedRow(PoolformError):
         )
 
 
-def _parsed(job: object, column: str, parse: Callable[[], V]) -> V:
-    try:
-        return parse()
-    except (ValueError, TypeError, KeyError, AttributeError) as error:
-        raise DamagedRow(job, column, error) from None
+# What parsing a damaged row raises (json, int(), a missing key, a list for a mapping).
+_UNREADABLE = (ValueError, TypeError, KeyError, AttributeError)
 
 
 def reason_of(code: str | None, detail: str | None) -> Reason | None:
@@ -208,9 +205,14 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         place_name,
         place_dir,
     ) = row
-    parsed = _parsed(
-        job_id, "request", lambda: _bounded(_REQUESTS, request, lambda: request_of(request))
-    )
+    try:
+        parsed = _bounded(_REQUESTS, request, lambda: request_of(request))
+    except _UNREADABLE as error:
+        raise DamagedRow(job_id, "request", error) from None
+    try:
+        job_envs = _envs(envs)
+    except _UNREADABLE as error:
+        raise DamagedRow(job_id, "envs", error) from None
     return JobRecord(
         id=job_id,
         batch=batch,
@@ -219,7 +221,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         num_jobs=num_jobs,
         request=parsed,
         run=run,
-        envs=_parsed(job_id, "envs", lambda: _envs(envs)),
+        envs=job_envs,
         retries=retries,
         retries_left=retries_left,
         status=Status(status),
