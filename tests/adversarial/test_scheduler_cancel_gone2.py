@@ -8,6 +8,7 @@ that are. Two hosts share one directory here (SQLite), told apart by POOLFORM_HO
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,13 +22,14 @@ from tests.adversarial.scheduler_setup import (
     queue_digest,
     refused,
 )
+from tests.scheduler.conftest import kill_stray_jobs
 from tests.scheduler.scenario import statuses
 
 A, B = {"POOLFORM_HOST_ID": "host-a"}, {"POOLFORM_HOST_ID": "host-b"}
 
 
 @pytest.fixture(scope="module")
-def held(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+def held(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path]]:
     """Job 1 running on host-a (both seats), job 2 queued behind it, job 3 succeeded; the gate
     file that ends job 1. The refusals below must change none of it."""
     from tests.scenario.installed import poolform
@@ -51,8 +53,12 @@ def held(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     ):
         result = poolform(*args, "--chdir", directory, env=A)
         assert result.returncode == 0, result.stderr
-    assert statuses(directory) == {1: "succeeded", 2: "running", 3: "queued"}
-    return directory, gate
+    try:
+        assert statuses(directory) == {1: "succeeded", 2: "running", 3: "queued"}
+        yield directory, gate
+    finally:
+        gate.touch()  # job 2 ends; and whatever a failure left running is killed
+        kill_stray_jobs(tmp)
 
 
 # (ids, host, what stderr says)
