@@ -63,6 +63,23 @@ def _named(_ctx: click.Context, _param: click.Parameter, value: str | None) -> s
     return value
 
 
+def _pool_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A pool to submit to is a name as the configuration writes it (as the job file's `pool`
+    is): anything else names no pool, and would only be recorded as a rejected job."""
+    import re
+
+    from schemas.base import NAME_PATTERN
+
+    value = _named(ctx, param, value)
+    if value is not None and not re.fullmatch(NAME_PATTERN, value):
+        shown = value if len(value) <= 60 else value[:60] + "..."
+        raise click.BadParameter(
+            f"{shown!r} is not a pool name (lower case letters, digits, '.', '_' and '-', "
+            "at most 63)"
+        )
+    return value
+
+
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(
         function
@@ -126,15 +143,14 @@ def _context(
             hint="run job commands in the configuration's directory, or name it with --chdir DIR",
         )
     path = state_path(configuration)
-    never_applied = configuration.cluster.state.backend == "sqlite" and not path.exists()
+    backend = configuration.cluster.state.backend
     # A queue already there (the state moved away, a volume not mounted) is still watched and
     # listed; a job is only submitted against applied pools.
-    if never_applied and (submitting or not (path.parent / STORE_NAME).exists()):
-        raise PoolformError(
-            f"nothing has been applied in {where} yet: it has no pools for jobs",
-            hint=f"run `poolform apply {where}` first, or name the configuration's "
-            "directory with --chdir DIR",
-        )
+    queue_there = backend != "postgres" and (path.parent / STORE_NAME).exists()
+    if backend != "postgres" and (submitting or not queue_there):
+        applied = path.exists() if backend == "sqlite" else _applied(configuration)
+        if not applied:
+            raise _nothing_applied(where)
 
     def read_state() -> StateSnapshot | None:
         if configuration.cluster.state.backend == "sqlite" and not path.exists():
@@ -145,19 +161,59 @@ def _context(
         finally:
             backend.close()
 
-    return open_context(path.parent, read_state, store=_team_store(configuration))
+    store = _team_store(configuration, where, submitting)
+    return open_context(path.parent, read_state, store=store)
 
 
-def _team_store(configuration: Configuration) -> SchedulerStore | None:
-    """On a PostgreSQL state, the scheduler's store is there too: one queue for every machine."""
+def _nothing_applied(where: Path) -> PoolformError:
+    return PoolformError(
+        f"nothing has been applied in {where} yet: it has no pools for jobs",
+        hint=f"run `poolform apply {where}` first, or name the configuration's "
+        "directory with --chdir DIR",
+    )
+
+
+def _applied(configuration: Configuration) -> bool:
+    """Whether the configuration's (team) state exists. A state that cannot be read is left
+    to the command's own reading of it, which names what is wrong."""
+    from reconciler.workspace import open_state
+    from state.errors import StateError
+
+    try:
+        backend = open_state(configuration)
+    except (StateError, PoolformError):
+        return True
+    try:
+        return backend.exists()
+    except StateError:
+        return True
+    finally:
+        backend.close()
+
+
+def _team_store(
+    configuration: Configuration, where: Path, submitting: bool
+) -> SchedulerStore | None:
+    """On a PostgreSQL state, the scheduler's store is there too: one queue for every machine.
+    Its tables are made with the first job command after an apply, never where nothing was
+    applied (a job command there says so and writes nothing)."""
     from reconciler.workspace import state_location
 
     location = state_location(configuration)
     if location.backend != "postgres":
         return None
-    from reconciler.scheduler.postgres_store import PostgresStore
+    from reconciler.scheduler.postgres_store import NoQueue, PostgresStore
 
-    return PostgresStore(location.dsn, schema=location.schema)
+    try:
+        store = PostgresStore(location.dsn, schema=location.schema, create=False)
+    except NoQueue:
+        if not _applied(configuration):
+            raise _nothing_applied(where) from None
+        return PostgresStore(location.dsn, schema=location.schema)
+    if submitting and not _applied(configuration):
+        store.close()
+        raise _nothing_applied(where)
+    return store
 
 
 def _echo_json(data: object) -> None:
@@ -189,7 +245,7 @@ def jobs() -> None:
 
 @jobs.command("submit")
 @click.argument("job_file", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--pool", callback=_named, help="Run on this pool (overrides the job file).")
+@click.option("--pool", callback=_pool_name, help="Run on this pool (overrides the job file).")
 @click.option(
     "--subject",
     callback=_named,

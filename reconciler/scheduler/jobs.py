@@ -13,7 +13,7 @@ from pathlib import Path
 
 from reconciler.errors import PoolformError
 from reconciler.scheduler.context import SchedulerContext
-from reconciler.scheduler.executor import Place, Placed
+from reconciler.scheduler.executor import Phase, Place, Placed
 from reconciler.scheduler.explain import CandidateLine, explain
 from reconciler.scheduler.jobfile import Overrides, load_job, request_of
 from reconciler.scheduler.lifecycle import runs_elsewhere, snapshot_of
@@ -167,11 +167,29 @@ def cancel_gone(ctx: SchedulerContext, job_ids: Sequence[int]) -> list[JobRecord
                 hint=f"`poolform jobs cancel {job.id}` stops it; --gone is for a job whose "
                 "place is gone",
             )
+        if place is not None and job.place.jobs_dir == place.jobs_dir:
+            _refuse_running_here(ctx, job)
         why = reason(ReasonCode.GONE, place=job.place.describe())
         gone = Ending(Status.CANCELLED, why, None, job.retries_left)
         endings.append(Ended(job.id, job.attempt, gone))
     changed = ctx.store.ended(endings, ctx.clock())
     return [record for job_id in changed if (record := ctx.store.get(job_id)) is not None]
+
+
+def _refuse_running_here(ctx: SchedulerContext, job: JobRecord) -> None:
+    """A job recorded under this very jobs directory by another host identity, whose wrapper
+    this command sees running on this machine, is not gone: the host's identity changed
+    (POOLFORM_HOST_ID set, changed or unset; the machine id replaced). Its capacity must not
+    be freed while it runs."""
+    seen = ctx.executor.observe(job.id, job.attempt)
+    if seen.phase is Phase.RUNNING and seen.pid is not None and job.place is not None:
+        raise PoolformError(
+            f"job {job.id}'s process runs on this machine (pid {seen.pid}), though its place "
+            f"names {job.place.describe()}: this host's identity changed since it started; "
+            "nothing was changed",
+            hint=f"run this host's scheduler with POOLFORM_HOST_ID='{job.place.host}' until "
+            "the job ends, and it records the job as usual",
+        )
 
 
 def log_elsewhere(ctx: SchedulerContext, job_id: int) -> Place | None:

@@ -25,6 +25,7 @@ import os
 import re
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -47,6 +48,7 @@ while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done
 echo "$code" > "$attempt/exit.tmp" && mv "$attempt/exit.tmp" "$attempt/exit"
 """
 CLAIM_WITHOUT_PID_S = 30.0  # a wrapper killed between claiming and writing its pid
+PID_MAX = 2**22  # the largest pid Linux gives (the limit of its pid_max)
 HOST_ID_VARIABLE = "POOLFORM_HOST_ID"
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 _MACHINE_ID = re.compile(r"[0-9a-f]{32}")
@@ -94,6 +96,25 @@ def host_identity(
         if _MACHINE_ID.fullmatch(text) and text != "0" * 32:
             return f"machine-id:{text}"
     return f"hostname:{socket.gethostname()}"
+
+
+def _small_number(path: Path, least: int, most: int) -> int | None:
+    """The whole number from `least` to `most` the file holds; None when it holds anything
+    else or is not there."""
+    # The job may have put a fifo, a symlink or gigabytes there: read 64 bytes of a regular
+    # file, never block, never follow.
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        text = handle.read(64).decode("ascii", "replace").strip()
+    if not text.isascii() or not text.isdigit() or len(text) > 12:
+        return None
+    number = int(text)
+    return number if least <= number <= most else None
 
 
 def _private_dir(path: Path) -> Path:
@@ -154,10 +175,10 @@ class LocalExecutor:
         return process.pid
 
     def _exit_code(self, attempt: Path) -> int | None:
-        try:
-            return int((attempt / "exit").read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
+        """The status the wrapper recorded: a shell's, 0 to 255. Anything else in the file is
+        not the wrapper's (the job wrote there, it can: the directory is its user's) and is
+        no status, as a store could not even hold a number past 64 bits."""
+        return _small_number(attempt / "exit", 0, 255)
 
     def _alive(self, key: tuple[int, int], pid: int, attempt: Path) -> bool:
         child = self._children.get(key)
@@ -192,11 +213,17 @@ class LocalExecutor:
                 return Observation(Phase.RUNNING, child.pid)  # the wrapper is starting
             if not fence:
                 return Observation(Phase.NOT_STARTED)
-            _private_dir(directory)
             try:
+                _private_dir(directory)
                 claim.mkdir()
             except FileExistsError:
                 pass  # the wrapper claimed it just now: it runs
+            except OSError:
+                # Not the scheduler's own directory (a symlink planted there) or not one it
+                # can write: it cannot be fenced, so the attempt is taken for lost (queued
+                # again on a retry, else failed) rather than written through or left to
+                # stop every cycle.
+                return Observation(Phase.VANISHED)
             else:
                 return Observation(Phase.NOT_STARTED)
         pid = self._pid(claim)
@@ -214,10 +241,7 @@ class LocalExecutor:
 
     @staticmethod
     def _pid(claim: Path) -> int | None:
-        try:
-            return int((claim / "pid").read_text().strip())
-        except (FileNotFoundError, ValueError):
-            return None
+        return _small_number(claim / "pid", 1, PID_MAX)
 
     def signal(self, job: int, attempt: int, pid: int, *, kill: bool) -> None:
         if not self._alive((job, attempt), pid, self.attempt_dir(job, attempt)):

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -33,7 +34,6 @@ from reconciler.scheduler.postgres_tables import (
     INSERT_COLUMNS,
     LAYOUT_VERSION,
     layout_version,
-    refuse_newer,
     rounds,
     upgrade,
 )
@@ -55,23 +55,60 @@ from state.postgres_schema import quoted_schema
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["LAYOUT_VERSION", "PostgresStore"]
+_QUOTED = re.compile(r'"([^"]*)"')
+LOCK_WAIT_S = 30.0  # as the SQLite store's busy timeout
+
+
+def _unparsable(dsn: str) -> str:
+    """The connection string when libpq cannot parse it (so its password is not known), else
+    ""."""
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        conninfo_to_dict(dsn)
+    except Exception:  # any parse failure: psycopg raises its own error classes
+        return dsn
+    return ""
+
+
+class NoQueue(PoolformError):
+    """The schema holds no scheduler tables, and the store was opened not to create them."""
+
+
+__all__ = ["LAYOUT_VERSION", "NoQueue", "PostgresStore"]
 
 
 class PostgresStore:
     """SchedulerStore over one PostgreSQL connection (shared by the threads of one process)."""
 
-    def __init__(self, dsn: str, *, schema: str = "poolform", connect_timeout: int = 10) -> None:
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        schema: str = "poolform",
+        connect_timeout: int = 10,
+        create: bool = True,  # False: NoQueue when the tables are not there yet, none made
+    ) -> None:
         import psycopg
 
         self._psycopg = psycopg
         self._s = quoted_schema(schema)
         where, self._password = describe_dsn(dsn)
+        self._unparsable = _unparsable(dsn)
         self.location = f"{where} (schema {schema})"
         self._mutex = threading.RLock()
         try:
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(
                 dsn, autocommit=True, connect_timeout=connect_timeout
+            )
+            # A session that holds the write lock and never ends its transaction (a scheduler
+            # stopped with Ctrl-Z mid-write, a psql session left open) must not hang every
+            # job command on every machine: give up after as long as SQLite's busy timeout
+            # (unless the session was given a lock_timeout of its own, as with PGOPTIONS).
+            self._conn.execute(
+                "SELECT set_config('lock_timeout', %s, false)"
+                " WHERE current_setting('lock_timeout') = '0'",
+                (f"{int(LOCK_WAIT_S * 1000)}ms",),
             )
         except psycopg.Error as error:
             raise PoolformError(
@@ -82,7 +119,7 @@ class PostgresStore:
         self._write_key = _advisory_key(f"{name}:scheduler-writes")
         self.leader_key = _advisory_key(f"{name}:scheduler-leader")
         try:
-            self._migrate(schema)
+            self._migrate(schema, create)
         except BaseException:
             self.close()
             raise
@@ -91,7 +128,21 @@ class PostgresStore:
 
     def _scrub(self, error: BaseException) -> str:
         text = " ".join(str(error).split())  # libpq's messages span lines
-        return text.replace(self._password, "***") if self._password else text
+        text = text.replace(self._password, "***") if self._password else text
+        if not self._unparsable:
+            return text
+        # libpq quotes the piece of a connection string it cannot parse, and one it cannot
+        # parse has no password to replace: no quoted piece of it is shown.
+        return _QUOTED.sub(
+            lambda m: '"***"' if len(m[1]) > 1 and m[1] in self._unparsable else m[0], text
+        )
+
+    def _lock_wait(self) -> str:
+        with self._mutex:
+            if self._conn is None:
+                return "?"
+            row = self._conn.execute("SELECT current_setting('lock_timeout')").fetchone()
+            return str(row[0]) if row else "?"
 
     @contextmanager
     def _txn(self, *, write: bool = True) -> Iterator[psycopg.Connection[Any]]:
@@ -107,6 +158,15 @@ class PostgresStore:
                             "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY"
                         )
                     yield self._conn
+            except self._psycopg.errors.LockNotAvailable:
+                raise PoolformError(
+                    f"the scheduler's store at {self.location} stayed locked by another session "
+                    f"for longer than lock_timeout ({self._lock_wait()}); this command's change "
+                    "was not made",
+                    hint="a scheduler stopped mid-write (Ctrl-Z: resume it with fg, or end it) "
+                    "or an open transaction on the sched_* tables (a psql session) holds it: "
+                    "end it, then run the command again",
+                ) from None
             except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as error:
                 raise PoolformError(
                     f"lost the connection to the scheduler's store at {self.location}: "
@@ -119,10 +179,11 @@ class PostgresStore:
                     f"scheduler's store at {self.location}: {self._scrub(error)}"
                 ) from None
 
-    def _migrate(self, schema: str) -> None:
+    def _migrate(self, schema: str, create: bool) -> None:
         with self._txn(write=False) as conn:
-            version = layout_version(conn, schema)
-        refuse_newer(version, self.location)
+            version = layout_version(conn, schema, self.location)
+        if version == 0 and not create:
+            raise NoQueue(f"no scheduler tables at {self.location}")
         if version < LAYOUT_VERSION:
             with self._txn() as conn:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._create_key,))

@@ -68,8 +68,9 @@ def migrations(s: str) -> dict[int, list[str]]:
     }
 
 
-def layout_version(conn: psycopg.Connection[Any], schema: str) -> int:
-    """The version of the scheduler's tables in the schema; 0 when there are none yet."""
+def layout_version(conn: psycopg.Connection[Any], schema: str, location: str) -> int:
+    """The version of the scheduler's tables in the schema; 0 when there are none yet. A
+    version that is no whole number from 1 to this poolform's is refused (`checked`)."""
     found = conn.execute(
         "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'layout'",
         (schema,),
@@ -79,16 +80,28 @@ def layout_version(conn: psycopg.Connection[Any], schema: str) -> int:
     row = conn.execute(
         f"SELECT version FROM {quoted_schema(schema)}.layout WHERE component = %s", (COMPONENT,)
     ).fetchone()
-    return int(row[0]) if row else 0
+    return checked(row[0], location) if row else 0
 
 
-def refuse_newer(version: int, location: str) -> None:
+def checked(version: object, location: str) -> int:
+    """The recorded layout version, refused when damaged (not a whole number from 1: another
+    program's, or edited by hand) or newer than this poolform understands: migrating from it
+    would rewrite tables whose shape is unknown."""
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise PoolformError(
+            f"the scheduler's tables at {location} have no readable layout version (the "
+            f"layout table's {COMPONENT!r} row holds {str(version)[:40]!r}): they are damaged "
+            "or not poolform's; nothing was changed",
+            hint="restore the schema from a backup, or name another schema (the Cluster's "
+            "state key)",
+        )
     if version > LAYOUT_VERSION:
         raise PoolformError(
             f"the scheduler's tables at {location} have layout version {version}, "
             f"newer than this poolform understands ({LAYOUT_VERSION})",
             hint="upgrade poolform",
         )
+    return version
 
 
 def upgrade(conn: psycopg.Connection[Any], schema: str, location: str) -> None:
@@ -103,8 +116,7 @@ def upgrade(conn: psycopg.Connection[Any], schema: str, location: str) -> None:
     row = conn.execute(
         f"SELECT version FROM {s}.layout WHERE component = %s FOR UPDATE", (COMPONENT,)
     ).fetchone()
-    version = int(row[0]) if row else 0
-    refuse_newer(version, location)
+    version = checked(row[0], location) if row else 0
     for step in range(version + 1, LAYOUT_VERSION + 1):
         for statement in migrations(s)[step]:
             conn.execute(statement)

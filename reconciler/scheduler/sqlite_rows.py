@@ -7,6 +7,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from reconciler.errors import PoolformError
 from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import JobRequest, Status
@@ -119,9 +120,17 @@ def _bounded(cache: dict[K, V], key: K, make: Callable[[], V]) -> V:
     return cache[key]
 
 
+def _envs_of(text: str) -> dict[str, str]:
+    data = json.loads(text)
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
+    ):
+        raise ValueError("not a mapping of names to texts")
+    return data
+
+
 def _envs(text: str) -> dict[str, str]:
-    parsed: dict[str, str] = _bounded(_ENVS, text, lambda: json.loads(text))
-    return parsed
+    return _bounded(_ENVS, text, lambda: _envs_of(text))
 
 
 def _reason(code: str, detail: str | None) -> Reason | None:
@@ -129,7 +138,27 @@ def _reason(code: str, detail: str | None) -> Reason | None:
         known = ReasonCode(code)
     except ValueError:
         return None
-    return Reason(known, json.loads(detail) if detail else {})
+    try:
+        data = json.loads(detail) if detail else {}
+    except ValueError:
+        data = {}  # only shown, and the starvation count: a damaged one is no count
+    return Reason(known, data if isinstance(data, dict) else {})
+
+
+class DamagedRow(PoolformError):
+    """A job's row holds what poolform never writes there (edited by hand, or damaged)."""
+
+    def __init__(self, job: object, column: str, error: BaseException) -> None:
+        super().__init__(
+            f"the scheduler's queue is damaged: job {job}'s {column} is not what poolform "
+            f"writes ({type(error).__name__}: {str(error)[:80]})",
+            hint="restore the queue (.poolform/scheduler.db, or the sched_jobs table of a "
+            "PostgreSQL state) from a backup, or remove that job's row",
+        )
+
+
+# What parsing a damaged row raises (json, int(), a missing key, a list for a mapping).
+_UNREADABLE = (ValueError, TypeError, KeyError, AttributeError)
 
 
 def reason_of(code: str | None, detail: str | None) -> Reason | None:
@@ -176,7 +205,14 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         place_name,
         place_dir,
     ) = row
-    parsed = _bounded(_REQUESTS, request, lambda: request_of(request))
+    try:
+        parsed = _bounded(_REQUESTS, request, lambda: request_of(request))
+    except _UNREADABLE as error:
+        raise DamagedRow(job_id, "request", error) from None
+    try:
+        job_envs = _envs(envs)
+    except _UNREADABLE as error:
+        raise DamagedRow(job_id, "envs", error) from None
     return JobRecord(
         id=job_id,
         batch=batch,
@@ -185,7 +221,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         num_jobs=num_jobs,
         request=parsed,
         run=run,
-        envs=_envs(envs),
+        envs=job_envs,
         retries=retries,
         retries_left=retries_left,
         status=Status(status),

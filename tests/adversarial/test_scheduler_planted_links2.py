@@ -1,0 +1,97 @@
+"""Symlinks planted where the scheduler keeps its lock files, pointing at a file of the user
+(whoever can write `.poolform/` can plant them; a scheduler often runs as a service user or
+root, with more rights than the planter). The lock must never truncate or write through the
+link. The job files' own links were attacked in test_scheduler_logs; these two were not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.conftest import Pf
+from tests.adversarial.scheduler_setup import applied
+
+PRECIOUS = "precious: never to be truncated by a lock\n"
+
+
+def _plant(directory: Path, name: str, tmp_path: Path) -> Path:
+    target = tmp_path / "precious.txt"
+    target.write_text(PRECIOUS)
+    link = directory / ".poolform" / name
+    link.unlink(missing_ok=True)
+    link.symlink_to(target)
+    return target
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="SchedulerContext.exclusive (reconciler/scheduler/context.py, the lead's) opens "
+    "scheduler.lock following a symlink, then truncates it and writes its pid there: the "
+    "fix is O_NOFOLLOW on that open (refusing a link with a clear error)",
+)
+def test_a_symlink_planted_as_the_scheduler_lock_is_never_written_through(
+    pf: Pf, tmp_path: Path
+) -> None:
+    directory = applied(tmp_path)
+    target = _plant(directory, "scheduler.lock", tmp_path)
+    pf("scheduler", "run", "--once", "--chdir", directory)
+    assert target.read_text() == PRECIOUS
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the state's OS lock (state/filelock.py, not the scheduler's) opens state.lock "
+    "following a symlink and truncates it on release",
+)
+def test_a_symlink_planted_as_the_state_lock_is_never_written_through(
+    pf: Pf, tmp_path: Path
+) -> None:
+    directory = applied(tmp_path)
+    target = _plant(directory, "state.lock", tmp_path)
+    config = directory / "config.yaml"
+    config.write_text(config.read_text().replace("seat: 2", "seat: 3"))
+    pf("apply", directory, "--auto-approve")
+    assert target.read_text() == PRECIOUS
+
+
+def test_a_symlink_planted_as_an_attempt_in_flight_neither_stops_the_scheduler_nor_is_written(
+    pf: Pf, tmp_path: Path
+) -> None:
+    """The scheduler committed an admission and died before starting the process; its
+    attempt directory is then a symlink to elsewhere. The next scheduler must fence the
+    attempt before queueing it again, but not through the link: it used to raise ("is a
+    symlink") out of every cycle, an internal error that stopped the scheduler for all. The
+    attempt is now taken for lost (failed: no retries left), nothing is written where the link
+    points, and the other job runs."""
+    from reconciler.cli.scheduler_commands import _context
+    from reconciler.scheduler.loop import SchedulerLoop
+    from tests.adversarial.scheduler_setup import job_file
+    from tests.scheduler.fakes import CrashBeforeStart, FakeExecutor, World
+    from tests.scheduler.scenario import ok, statuses
+
+    directory = applied(tmp_path)
+    marker = tmp_path / "ran"
+    job = job_file(tmp_path, f"kind: Job\nname: j\npool: seats\nrun: touch {marker}\n")
+    ok("jobs", "submit", job, "--chdir", directory)
+    ctx = _context(directory)
+    try:
+        loop = SchedulerLoop(ctx.store, FakeExecutor(World(), crash_after=0), ctx.read_config,
+                             ctx.clock)  # fmt: skip
+        with pytest.raises(CrashBeforeStart):
+            loop.cycle()
+    finally:
+        ctx.close()
+    assert statuses(directory) == {1: "admitted"}
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    job_dir = directory / ".poolform" / "jobs" / "1"
+    job_dir.mkdir(mode=0o700, parents=True)
+    (job_dir / "attempt-1").symlink_to(elsewhere, target_is_directory=True)
+    ok("jobs", "submit", job_file(tmp_path, "kind: Job\nname: n\npool: seats\nrun: echo\n",
+                                  "n.yaml"), "--chdir", directory)  # fmt: skip
+    for _ in range(3):
+        result = pf("scheduler", "run", "--once", "--chdir", directory)
+        assert result.returncode == 0, result.stderr
+    assert statuses(directory) == {1: "failed", 2: "succeeded"}
+    assert list(elsewhere.iterdir()) == [] and not marker.exists()
