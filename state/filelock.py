@@ -130,7 +130,7 @@ class FileLock:
 
     def _open(self) -> tuple[int, bool]:
         """The lock file's descriptor, and whether this call created the file."""
-        flags = os.O_RDWR | os.O_CLOEXEC
+        flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW
         for _ in range(100):  # the file (or its directory) may come and go meanwhile
             try:
                 return os.open(self.path, flags | os.O_CREAT | os.O_EXCL, 0o600), True
@@ -140,13 +140,17 @@ class FileLock:
                 self._made_late += self._make_parents()
                 continue
             except OSError as exc:
-                raise StateError(f"cannot open the state lock file {self.path}: {exc}") from exc
+                raise StateError(
+                    f"cannot open the state lock file {self.path}: {_why(exc)}"
+                ) from exc
             try:
                 return os.open(self.path, flags), False
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                raise StateError(f"cannot open the state lock file {self.path}: {exc}") from exc
+                raise StateError(
+                    f"cannot open the state lock file {self.path}: {_why(exc)}"
+                ) from exc
         raise StateError(f"cannot open the state lock file {self.path}: it keeps disappearing")
 
     def _still_named(self, fd: int) -> bool:
@@ -201,7 +205,7 @@ class FileLock:
     def _peek(self) -> tuple[LockInfo | None, bool]:
         """The named holder and whether the flock is free (a free, named lock: a dead holder)."""
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
         except FileNotFoundError:
             return None, True
         try:
@@ -227,7 +231,7 @@ class FileLock:
                 "process instead"
             )
         with contextlib.suppress(FileNotFoundError):
-            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 os.ftruncate(fd, 0)
@@ -235,6 +239,13 @@ class FileLock:
                 pass  # taken meanwhile by a live command: its name stays
             finally:
                 os.close(fd)
+
+
+def _why(exc: OSError) -> str:
+    # O_NOFOLLOW: a link planted as the lock file is refused, never written through.
+    if exc.errno == errno.ELOOP:
+        return "it is a symbolic link (remove it: poolform never writes through a link)"
+    return str(exc)
 
 
 def _takeover_notice(previous: LockInfo, lock_file: Path) -> str:

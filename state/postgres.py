@@ -61,6 +61,9 @@ _RESOURCE_COLUMNS = (
 _LOCK_COLUMNS = "lock_id, operation, who, pid, host, created, path, info"
 
 
+UNPARSABLE = "postgresql://(unparsable connection string)"
+
+
 def describe_dsn(dsn: str) -> tuple[str, str]:
     """(a location without the password, the password or "") of a libpq connection string."""
     from psycopg.conninfo import conninfo_to_dict
@@ -68,7 +71,7 @@ def describe_dsn(dsn: str) -> tuple[str, str]:
     try:
         parts = conninfo_to_dict(dsn)
     except Exception:  # an unparsable DSN: show nothing of it
-        return "postgresql://(unparsable connection string)", ""
+        return UNPARSABLE, ""
     user = f"{parts['user']}@" if parts.get("user") else ""
     host = parts.get("host") or "(libpq default host)"
     port = f":{parts['port']}" if parts.get("port") else ""
@@ -103,6 +106,11 @@ class PostgresBackend(SqlObjectTable):
         self._s = quoted_schema(schema)
         where, self._password = describe_dsn(dsn)
         self._where = f"{where} (schema {schema})"
+        if where == UNPARSABLE:  # libpq's own message would quote the piece holding a password
+            raise StateUnavailable(
+                f"cannot connect to the PostgreSQL state at {self._where}: the connection "
+                "string does not parse (not shown: it may hold a password)"
+            )
         self.directory = directory
         self.clock, self.sleep = clock, sleep
         self._mutex = threading.RLock()

@@ -9,6 +9,7 @@ lock and never raises the serial.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import sqlite3
@@ -48,7 +49,14 @@ class SchedulerContext:
     def exclusive(self) -> Iterator[None]:
         """One scheduler loop per store: an OS lock, released even when the holder is killed."""
         path = self.state_dir / LOCK_NAME
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:  # never through a planted link: the lock truncates what it opens
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            what = "is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+            raise PoolformError(
+                f"cannot open the scheduler lock file {path}: {what}",
+                hint="remove it (a scheduler makes a new one); poolform never writes through a link",
+            ) from None
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

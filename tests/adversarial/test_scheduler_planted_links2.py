@@ -24,26 +24,17 @@ def _plant(directory: Path, name: str, tmp_path: Path) -> Path:
     return target
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="SchedulerContext.exclusive (reconciler/scheduler/context.py, the lead's) opens "
-    "scheduler.lock following a symlink, then truncates it and writes its pid there: the "
-    "fix is O_NOFOLLOW on that open (refusing a link with a clear error)",
-)
 def test_a_symlink_planted_as_the_scheduler_lock_is_never_written_through(
     pf: Pf, tmp_path: Path
 ) -> None:
     directory = applied(tmp_path)
     target = _plant(directory, "scheduler.lock", tmp_path)
-    pf("scheduler", "run", "--once", "--chdir", directory)
+    result = pf("scheduler", "run", "--once", "--chdir", directory)
+    assert result.returncode == 1
+    assert "is a symbolic link" in result.stderr
     assert target.read_text() == PRECIOUS
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the state's OS lock (state/filelock.py, not the scheduler's) opens state.lock "
-    "following a symlink and truncates it on release",
-)
 def test_a_symlink_planted_as_the_state_lock_is_never_written_through(
     pf: Pf, tmp_path: Path
 ) -> None:
@@ -51,7 +42,9 @@ def test_a_symlink_planted_as_the_state_lock_is_never_written_through(
     target = _plant(directory, "state.lock", tmp_path)
     config = directory / "config.yaml"
     config.write_text(config.read_text().replace("seat: 2", "seat: 3"))
-    pf("apply", directory, "--auto-approve")
+    result = pf("apply", directory, "--auto-approve")
+    assert result.returncode == 1
+    assert "symbolic link" in result.stderr
     assert target.read_text() == PRECIOUS
 
 

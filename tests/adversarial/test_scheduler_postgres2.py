@@ -248,12 +248,6 @@ def test_a_session_that_never_ends_its_write_makes_commands_give_up_not_hang(
     assert team.run("jobs", "submit", team.job).returncode == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the state backend (state/postgres.py, not the scheduler's) prints libpq's parse "
-    "error of an unparsable connection string, which quotes the token holding the password; "
-    "the scheduler's store no longer does (PostgresStore._scrub)",
-)
 def test_plan_with_a_connection_string_that_does_not_parse_never_shows_its_password(
     team: Team,
 ) -> None:
