@@ -91,8 +91,10 @@ class Admission:
         self.failed: Failed = {}
         self._last: tuple[Reason, bool] = (reason(ReasonCode.PENDING_EVALUATION), False)
         limit = snapshot.max_running
-        # Process slots left this cycle (None: unbounded). Stopping jobs still hold theirs.
-        self.slots = None if limit is None else limit - len(snapshot.holding)
+        # Process slots left this cycle (None: unbounded). Stopping jobs still hold theirs; jobs
+        # running at another place hold none of this machine's.
+        local = len(snapshot.holding) - snapshot.remote
+        self.slots = None if limit is None else limit - local
         self._full = None if limit is None else reason(ReasonCode.PROCESS_LIMIT, limit=limit)
 
     def run(self, waiting: Sequence[Waiting]) -> None:

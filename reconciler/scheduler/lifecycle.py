@@ -54,8 +54,9 @@ def snapshot_of(
                     preempted_for=job.preempted_for if job.stop == "preempt" else None,
                 )
             )
+    remote = sum(1 for held in holding if held.id in elsewhere)
     return Snapshot(
-        config, tuple(queued), tuple(holding), cycle, claim_ttl, max_bypass, max_running
+        config, tuple(queued), tuple(holding), cycle, claim_ttl, max_bypass, max_running, remote
     )
 
 

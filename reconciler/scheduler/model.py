@@ -235,6 +235,8 @@ class Snapshot:
     # Jobs with a process at once, whatever the pools allow (the executor's own bound: local
     # processes share one machine's process table); None: no bound.
     max_running: int | None = None
+    # Held jobs whose processes run at another place: no process slot of this machine.
+    remote: int = 0
 
 
 # -- decisions -----------------------------------------------------------------------------------

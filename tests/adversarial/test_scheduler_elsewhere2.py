@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.adversarial.conftest import Pf
 from tests.adversarial.scheduler_setup import applied, group_alive, job_file, job_group
 from tests.scheduler.scenario import TERMINAL, ok, statuses, wait_until
@@ -66,13 +64,6 @@ def test_logs_of_a_job_that_ran_elsewhere_say_where_and_print_only_what_is_here(
     assert there.stdout == "from-a\n"  # the directory is shared here: what is here is all
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="--max-running counts every held job, also those running at another place (not "
-    "processes of this machine): Admission's process slots are limit - len(holding) "
-    "(reconciler/scheduler/admission.py, the lead's); the loop cannot raise the limit by the "
-    "jobs elsewhere without the process_limit reason then naming the raised number",
-)
 def test_jobs_running_at_another_place_take_no_process_slot_here(pf: Pf, tmp_path: Path) -> None:
     """host-a runs two jobs; host-b, whose machine runs none, may start two of its own under
     `--max-running 2` (the README: each is a process on this machine). After a takeover, a
