@@ -103,3 +103,29 @@ def job_group(directory: Path, job: int, attempt: int = 1) -> int:
     """The process group of a job's attempt (its wrapper's pid, as the wrapper wrote it)."""
     pid = directory / ".poolform" / "jobs" / str(job) / f"attempt-{attempt}" / "claim" / "pid"
     return int(pid.read_text().strip())
+
+
+def admitted_not_started(tmp_path: Path) -> tuple[Path, Path]:
+    """A configuration whose job 1 (`touch` of a marker) was admitted by a scheduler that died
+    before starting its process (kill -9 between the two): (the directory, the marker)."""
+    import pytest
+
+    from reconciler.cli.scheduler_commands import _context
+    from reconciler.scheduler.loop import SchedulerLoop
+    from tests.scheduler.fakes import CrashBeforeStart, FakeExecutor, World
+    from tests.scheduler.scenario import ok, statuses
+
+    directory = applied(tmp_path)
+    marker = tmp_path / "ran"
+    job = job_file(tmp_path, f"kind: Job\nname: j\npool: seats\nrun: touch {marker}\n")
+    ok("jobs", "submit", job, "--chdir", directory)
+    ctx = _context(directory)
+    try:
+        loop = SchedulerLoop(ctx.store, FakeExecutor(World(), crash_after=0), ctx.read_config,
+                             ctx.clock)  # fmt: skip
+        with pytest.raises(CrashBeforeStart):
+            loop.cycle()
+    finally:
+        ctx.close()
+    assert statuses(directory) == {1: "admitted"}
+    return directory, marker

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.adversarial.conftest import Pf
 from tests.adversarial.scheduler_setup import applied
 
@@ -57,25 +55,10 @@ def test_a_symlink_planted_as_an_attempt_in_flight_neither_stops_the_scheduler_n
     symlink") out of every cycle, an internal error that stopped the scheduler for all. The
     attempt is now taken for lost (failed: no retries left), nothing is written where the link
     points, and the other job runs."""
-    from reconciler.cli.scheduler_commands import _context
-    from reconciler.scheduler.loop import SchedulerLoop
-    from tests.adversarial.scheduler_setup import job_file
-    from tests.scheduler.fakes import CrashBeforeStart, FakeExecutor, World
+    from tests.adversarial.scheduler_setup import admitted_not_started, job_file
     from tests.scheduler.scenario import ok, statuses
 
-    directory = applied(tmp_path)
-    marker = tmp_path / "ran"
-    job = job_file(tmp_path, f"kind: Job\nname: j\npool: seats\nrun: touch {marker}\n")
-    ok("jobs", "submit", job, "--chdir", directory)
-    ctx = _context(directory)
-    try:
-        loop = SchedulerLoop(ctx.store, FakeExecutor(World(), crash_after=0), ctx.read_config,
-                             ctx.clock)  # fmt: skip
-        with pytest.raises(CrashBeforeStart):
-            loop.cycle()
-    finally:
-        ctx.close()
-    assert statuses(directory) == {1: "admitted"}
+    directory, marker = admitted_not_started(tmp_path)
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     job_dir = directory / ".poolform" / "jobs" / "1"

@@ -82,23 +82,9 @@ def test_a_job_cancelled_while_its_start_was_in_flight_never_runs(tmp_path: Path
     """The scheduler committed the admission and died before starting the process (kill -9
     between the two); the user cancels; the next scheduler must record it cancelled, not
     queue it again and run it."""
-    from reconciler.cli.scheduler_commands import _context
-    from reconciler.scheduler.loop import SchedulerLoop
-    from tests.scheduler.fakes import CrashBeforeStart, FakeExecutor, World
+    from tests.adversarial.scheduler_setup import admitted_not_started
 
-    directory = applied(tmp_path)
-    marker = tmp_path / "ran"
-    job = job_file(tmp_path, f"kind: Job\nname: j\npool: seats\nrun: touch {marker}\n")
-    ok("jobs", "submit", job, "--chdir", directory)
-    ctx = _context(directory)
-    try:
-        loop = SchedulerLoop(ctx.store, FakeExecutor(World(), crash_after=0), ctx.read_config,
-                             ctx.clock)  # fmt: skip
-        with pytest.raises(CrashBeforeStart):
-            loop.cycle()
-    finally:
-        ctx.close()
-    assert statuses(directory) == {1: "admitted"}
+    directory, marker = admitted_not_started(tmp_path)
     ok("jobs", "cancel", "1", "--chdir", directory)
     for _ in range(3):
         ok("scheduler", "run", "--once", "--chdir", directory)
