@@ -256,7 +256,7 @@ class Admission:
             ledger.hold(holder, held, claim)
 
     def _unhold_bound(self, tree: TreeUse, policy: str) -> None:
-        """Room is held only for a job that lacks room (see `_hold`, `_HoldForHead`): after an
+        """Room is held only for a job that lacks room (see `_hold`, `_settle_head`): after an
         admission to its own policy, a job whose policy's limit or reservation now binds
         could not use it, and its room is freed, as the next cycle would not hold it."""
         held = [(job, route) for job, (route, _, _) in tree.holds.items() if route.policy == policy]
