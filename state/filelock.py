@@ -202,11 +202,19 @@ class FileLock:
         holder, free = self._peek()
         return None if free else holder or _unknown_holder(self.path)
 
+    def _open_existing(self) -> int | None:
+        """The lock file's descriptor, or None when there is none (never through a link)."""
+        try:
+            return os.open(self.path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            raise StateError(f"cannot open the state lock file {self.path}: {_why(exc)}") from exc
+
     def _peek(self) -> tuple[LockInfo | None, bool]:
         """The named holder and whether the flock is free (a free, named lock: a dead holder)."""
-        try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
-        except FileNotFoundError:
+        fd = self._open_existing()
+        if fd is None:
             return None, True
         try:
             holder = _holder_from(_read_fd(fd))
@@ -230,8 +238,8 @@ class FileLock:
                 f"{holder.host}); a local lock frees itself when its holder ends: stop that "
                 "process instead"
             )
-        with contextlib.suppress(FileNotFoundError):
-            fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW)
+        fd = self._open_existing()
+        if fd is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 os.ftruncate(fd, 0)

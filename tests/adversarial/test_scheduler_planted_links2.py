@@ -71,3 +71,14 @@ def test_a_symlink_planted_as_an_attempt_in_flight_neither_stops_the_scheduler_n
         assert result.returncode == 0, result.stderr
     assert statuses(directory) == {1: "failed", 2: "succeeded"}
     assert list(elsewhere.iterdir()) == [] and not marker.exists()
+
+
+def test_force_unlock_refuses_a_symlink_planted_as_the_state_lock(pf: Pf, tmp_path: Path) -> None:
+    """The lock's readers open it without following links too: a clear error, not an
+    internal one, and the link's target is left as it was."""
+    directory = applied(tmp_path)
+    target = _plant(directory, "state.lock", tmp_path)
+    result = pf("force-unlock", "abc", "--chdir", directory)
+    assert result.returncode == 1
+    assert "symbolic link" in result.stderr and "internal error" not in result.stderr
+    assert target.read_text() == PRECIOUS
