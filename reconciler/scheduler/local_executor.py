@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from reconciler.errors import PoolformError
-from reconciler.scheduler.executor import Launch, Observation, Phase, Place
+from reconciler.scheduler.executor import Launch, Observation, Phase, Place, Process
 
 WRAPPER = r"""
 attempt=$1; name=$2; mask=$(umask); umask 077
@@ -117,6 +117,37 @@ def _small_number(path: Path, least: int, most: int) -> int | None:
     return number if least <= number <= most else None
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat after the command name (state first); None when no such process."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_bytes().decode("ascii", "replace")
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[-1].split()  # the name may hold spaces and parentheses
+
+
+def _since(pid: int) -> int | None:
+    """When `pid` started (clock ticks after boot): a later process given the same pid
+    started later. None when it cannot be read (no /proc, or no such process)."""
+    fields = _stat_fields(pid)
+    try:
+        return int(fields[19]) if fields else None
+    except (IndexError, ValueError):
+        return None
+
+
+def _group_runs(pgid: int) -> bool:
+    """Whether a process of the group runs (zombies waiting to be reaped do not). Read only
+    when an attempt's wrapper is gone without an exit status, so scanning /proc is rare."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(int(entry.name))
+        if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
 def _private_dir(path: Path) -> Path:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.is_symlink():  # never chmod, or write into, whatever a planted link points at
@@ -197,15 +228,54 @@ class LocalExecutor:
             return True
         return True
 
-    def observe(self, job: int, attempt: int, *, fence: bool = False) -> Observation:
+    def identify(self, pid: int) -> Process:
+        return Process(pid, _since(pid))
+
+    def _runs(self, key: tuple[int, int], process: Process, attempt: Path) -> bool:
+        """Whether the recorded process, or a process of its group, still runs. Its pid
+        names a process, or the group the job's processes stay in, beyond what the job can
+        do to its attempt directory (the wrapper's group outlives a wrapper the job killed)."""
+        if not sys.platform.startswith("linux") or process.since is None:
+            return self._alive(key, process.pid, attempt)
+        child = self._children.get(key)
+        if child is not None and child.pid == process.pid and child.poll() is None:
+            return True
+        fields = _stat_fields(process.pid)
+        if fields is not None:
+            try:
+                ours = len(fields) > 19 and int(fields[19]) == process.since
+            except ValueError:
+                ours = False
+            if not ours:
+                return False  # the pid was given to another process: ours and its group ended
+            if fields[0] != "Z":
+                return True
+        # The leader is gone (or a zombie): a pid is not reused while a group bears its
+        # number, so a group of that number is still the attempt's.
+        return _group_runs(process.pid)
+
+    def observe(
+        self, job: int, attempt: int, *, fence: bool = False, process: Process | None = None
+    ) -> Observation:
+        """`process`: the attempt's process as the store recorded it when it started."""
         directory = self.attempt_dir(job, attempt)
         key = (job, attempt)
+        if process is not None and self._runs(key, process, directory):
+            return Observation(Phase.RUNNING, process.pid)
         code = self._exit_code(directory)
         if code is not None:
             child = self._children.pop(key, None)
             if child is not None:
                 child.wait()
             return Observation(Phase.EXITED, exit_code=code)
+        if process is not None:
+            # It started (the store recorded its process), it no longer runs, and it left no
+            # exit status: lost, never "not started" (fencing its directory anew would queue
+            # it again as though it never ran, while a copy might still run).
+            child = self._children.pop(key, None)
+            if child is not None:
+                child.poll()
+            return Observation(Phase.VANISHED, process.pid)
         claim = directory / "claim"
         child = self._children.get(key)
         if not claim.exists():
@@ -244,7 +314,13 @@ class LocalExecutor:
         return _small_number(claim / "pid", 1, PID_MAX)
 
     def signal(self, job: int, attempt: int, pid: int, *, kill: bool) -> None:
-        if not self._alive((job, attempt), pid, self.attempt_dir(job, attempt)):
+        key, directory = (job, attempt), self.attempt_dir(job, attempt)
+        alive = self._alive(key, pid, directory)
+        if not alive and sys.platform.startswith("linux") and _stat_fields(pid) is None:
+            # The wrapper is gone (the job killed it) but its group may run on: no other
+            # process can bear the pid while that group exists.
+            alive = _group_runs(pid)
+        if not alive:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL if kill else signal.SIGTERM)

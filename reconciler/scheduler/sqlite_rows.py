@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     exit_code INTEGER, worker TEXT, worker_dir TEXT, attempt INTEGER NOT NULL DEFAULT 0,
     pid INTEGER, stop TEXT CHECK (stop IS NULL OR stop IN ('preempt', 'cancel')),
     stop_deadline REAL, killed INTEGER NOT NULL DEFAULT 0, preempted_for INTEGER,
-    claim_until REAL, place_host TEXT, place_name TEXT, place_dir TEXT);
+    claim_until REAL, place_host TEXT, place_name TEXT, place_dir TEXT, pid_start INTEGER);
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status);
 CREATE INDEX IF NOT EXISTS jobs_pool ON jobs (pool);
 CREATE TABLE IF NOT EXISTS allocations (
@@ -48,11 +48,17 @@ COLUMNS = (
     "id, batch, name, rank, num_jobs, request, run, envs, retries, retries_left, status,"
     " reason_code, reason_message, reason_detail, submitted_at, pool, subject, policy, priority,"
     " admitted_at, started_at, finished_at, exit_code, worker, worker_dir, attempt, pid, stop,"
-    " stop_deadline, killed, preempted_for, claim_until, place_host, place_name, place_dir"
+    " stop_deadline, killed, preempted_for, claim_until, place_host, place_name, place_dir,"
+    " pid_start"
 )
 # Columns added after the first release, with their types: a store made before has none of
 # them (its rows read None: an attempt with no recorded place), and gets them when opened.
-ADDED_COLUMNS = (("place_host", "TEXT"), ("place_name", "TEXT"), ("place_dir", "TEXT"))
+ADDED_COLUMNS = (
+    ("place_host", "TEXT"),
+    ("place_name", "TEXT"),
+    ("place_dir", "TEXT"),
+    ("pid_start", "INTEGER"),
+)
 
 
 def add_columns(conn: sqlite3.Connection) -> None:
@@ -204,6 +210,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         place_host,
         place_name,
         place_dir,
+        pid_start,
     ) = row
     try:
         parsed = _bounded(_REQUESTS, request, lambda: request_of(request))
@@ -246,6 +253,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         claim_until=claim_until,
         amounts=amounts,
         place=None if place_host is None else Place(place_host, place_name or "", place_dir or ""),
+        pid_start=pid_start,
     )
 
 
