@@ -234,6 +234,20 @@ def check_row(row: tuple[Any, ...]) -> None:
             raise DamagedRow(row[0], name, ValueError(why))
 
 
+def cycle_of(value: object) -> int:
+    """The last decision cycle's number as stored (meta 'cycle'); PoolformError when a hand
+    edit left something else there."""
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        raise PoolformError(
+            f"the scheduler's queue is damaged: its last cycle number is {text[:40]!r}, not "
+            "what poolform writes",
+            hint="set the 'cycle' row of the meta table (sched_meta on PostgreSQL) to a whole "
+            "number, or remove it",
+        )
+    return int(text)
+
+
 def reason_of(code: str | None, detail: str | None) -> Reason | None:
     if code is None:
         return None

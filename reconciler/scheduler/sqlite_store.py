@@ -25,6 +25,7 @@ from reconciler.scheduler.sqlite_rows import (
     COLUMNS,
     SCHEMA,
     add_columns,
+    cycle_of,
     event_of,
     record_of,
     request_json,
@@ -145,7 +146,7 @@ class SqliteStore:
     def last_cycle(self) -> int:
         with self._txn("DEFERRED") as conn:
             row = conn.execute("SELECT value FROM meta WHERE key = 'cycle'").fetchone()
-        return int(row[0]) if row else 0
+        return cycle_of(row[0]) if row else 0
 
     # -- writing ---------------------------------------------------------------------------------
 

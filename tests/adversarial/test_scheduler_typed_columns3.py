@@ -116,3 +116,13 @@ def test_the_rows_decoder_names_every_column_that_holds_a_wrong_value() -> None:
     for name, value in cases:
         with pytest.raises(DamagedRow, match=f"job 1's {name} is not what poolform writes"):
             check_row(_row(**{name: value}))
+
+
+@pytest.mark.parametrize("queue", ["sqlite"], indirect=True)
+def test_a_cycle_number_edited_by_hand_is_named(pf: Pf, queue: tuple[Path, Damage]) -> None:
+    directory, _ = queue
+    with sqlite3.connect(directory / ".poolform" / "scheduler.db") as db:
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('cycle', 'many')")
+    result = pf("scheduler", "run", "--once", "--chdir", directory)
+    refused(result, "the scheduler's queue is damaged: its last cycle number is 'many'")
+    assert not (directory / ".poolform" / "jobs").exists()
