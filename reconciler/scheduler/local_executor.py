@@ -148,6 +148,27 @@ def _group_runs(pgid: int) -> bool:
     return False
 
 
+def _wrapper_of(attempt: Path) -> int | None:
+    """The pid of the wrapper running `attempt` on this machine, found by its command line
+    (None where there is no /proc). Read only for an attempt with no claim and no recorded
+    process: a launch a scheduler that died was making, so scanning /proc is rare."""
+    if not sys.platform.startswith("linux"):
+        return None
+    wanted = os.fsencode(attempt)
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) > 4 and argv[3] == b"poolform-job" and argv[4] == wanted:
+            fields = _stat_fields(int(entry.name))
+            if fields and fields[0] != "Z":
+                return int(entry.name)
+    return None
+
+
 def _private_dir(path: Path) -> Path:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.is_symlink():  # never chmod, or write into, whatever a planted link points at
@@ -281,6 +302,12 @@ class LocalExecutor:
         if not claim.exists():
             if child is not None and child.poll() is None:
                 return Observation(Phase.RUNNING, child.pid)  # the wrapper is starting
+            wrapper = _wrapper_of(directory)
+            if wrapper is not None:
+                # Started by a scheduler that died before recording its process, and the job
+                # removed its claim (or the wrapper is about to claim): it runs, so it is
+                # adopted, never fenced and started again.
+                return Observation(Phase.RUNNING, wrapper)
             if not fence:
                 return Observation(Phase.NOT_STARTED)
             try:
