@@ -343,10 +343,13 @@ class LocalExecutor:
     def signal(self, job: int, attempt: int, pid: int, *, kill: bool) -> None:
         key, directory = (job, attempt), self.attempt_dir(job, attempt)
         alive = self._alive(key, pid, directory)
-        if not alive and sys.platform.startswith("linux") and _stat_fields(pid) is None:
-            # The wrapper is gone (the job killed it) but its group may run on: no other
-            # process can bear the pid while that group exists.
-            alive = _group_runs(pid)
+        if not alive and sys.platform.startswith("linux"):
+            fields = _stat_fields(pid)
+            if fields is None or fields[0] == "Z":
+                # The wrapper is gone (the job killed it; a zombie until its new parent reaps
+                # it) but its group may run on: no other process can bear the pid while that
+                # group exists.
+                alive = _group_runs(pid)
         if not alive:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
