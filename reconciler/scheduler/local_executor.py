@@ -252,10 +252,10 @@ class LocalExecutor:
     def identify(self, pid: int) -> Process:
         return Process(pid, _since(pid))
 
-    def _runs(self, key: tuple[int, int], process: Process, attempt: Path) -> bool:
-        """Whether the recorded process, or a process of its group, still runs. Its pid
-        names a process, or the group the job's processes stay in, beyond what the job can
-        do to its attempt directory (the wrapper's group outlives a wrapper the job killed)."""
+    def _leader_runs(self, key: tuple[int, int], process: Process, attempt: Path) -> bool | None:
+        """Whether the recorded process (the wrapper, its group's leader) still runs: True or
+        False, or None when it is gone (or a zombie) and its pid not given to another process,
+        so its group may still run (the job killed its wrapper)."""
         if not sys.platform.startswith("linux") or process.since is None:
             return self._alive(key, process.pid, attempt)
         child = self._children.get(key)
@@ -271,9 +271,7 @@ class LocalExecutor:
                 return False  # the pid was given to another process: ours and its group ended
             if fields[0] != "Z":
                 return True
-        # The leader is gone (or a zombie): a pid is not reused while a group bears its
-        # number, so a group of that number is still the attempt's.
-        return _group_runs(process.pid)
+        return None
 
     def observe(
         self, job: int, attempt: int, *, fence: bool = False, process: Process | None = None
@@ -281,14 +279,22 @@ class LocalExecutor:
         """`process`: the attempt's process as the store recorded it when it started."""
         directory = self.attempt_dir(job, attempt)
         key = (job, attempt)
-        if process is not None and self._runs(key, process, directory):
+        leader = None if process is None else self._leader_runs(key, process, directory)
+        if process is not None and leader:
+            # The wrapper runs: an exit file the job wrote itself (it may) does not end it.
             return Observation(Phase.RUNNING, process.pid)
         code = self._exit_code(directory)
         if code is not None:
+            # The wrapper is gone and recorded a status: the job ended. Processes it left in
+            # its group are not waited for (a daemon would hold the capacity for ever).
             child = self._children.pop(key, None)
             if child is not None:
                 child.wait()
             return Observation(Phase.EXITED, exit_code=code)
+        if process is not None and leader is None and _group_runs(process.pid):
+            # The job killed its wrapper: a pid is not reused while a group bears its number,
+            # so a group of that number is still the attempt's, and it runs.
+            return Observation(Phase.RUNNING, process.pid)
         if process is not None:
             # It started (the store recorded its process), it no longer runs, and it left no
             # exit status: lost, never "not started" (fencing its directory anew would queue

@@ -7,6 +7,7 @@ running; once it has ended, the attempt is lost (a retry, never a second copy at
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 from collections.abc import Iterator
@@ -140,3 +141,28 @@ def test_a_scheduler_killed_in_between_finds_the_damaged_attempt_running(job: Jo
         once(job.directory)
         assert statuses(job.directory) == {1: "running"}
     assert len(job.copies()) == 1
+
+
+def test_a_job_that_leaves_a_process_behind_ends_when_its_own_process_does(
+    tmp_path: Path,
+) -> None:
+    """The recorded process is the wrapper: once it has exited with a status, the job ended,
+    whatever it left running in its group (as before the process was kept; a daemon left
+    behind would otherwise hold the capacity for ever)."""
+    directory = applied(tmp_path)
+    left = tmp_path / "left-behind"
+    run = f"sleep 60 & echo $! > {left}; echo done"
+    text = f"kind: Job\nname: j\npool: seats\nrun: '{run}'\n"
+    ok("jobs", "submit", job_file(tmp_path, text), "--chdir", directory)
+    try:
+        once(directory)
+        wait_until("the job's own process wrote its pid", left.exists)
+        wait_until(
+            "the job is seen to succeed",
+            lambda: bool(once(directory)) and statuses(directory) == {1: "succeeded"},
+            deadline=30,
+        )
+    finally:
+        if left.exists() and left.read_text().strip().isdigit():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(left.read_text()), signal.SIGKILL)
