@@ -64,6 +64,16 @@ class Phase(enum.Enum):
 
 
 @dataclass(frozen=True)
+class Process:
+    """An attempt's process as the store keeps it: the pid of its group leader, and when that
+    pid started (the kernel's start time; None where unknown), so a pid reused by another
+    process is never taken for it."""
+
+    pid: int
+    since: int | None = None
+
+
+@dataclass(frozen=True)
 class Observation:
     phase: Phase
     pid: int | None = None
@@ -87,3 +97,20 @@ class Executor(Protocol):
     def log_path(self, job: int) -> Path | None:
         """Where the job's output is captured (None: this executor keeps no log file)."""
         ...
+
+
+@runtime_checkable
+class Tracked(Protocol):
+    """An executor whose own marks of an attempt the job can remove (LocalExecutor: the
+    attempt directory belongs to the job's user, who may delete or replace it). The store
+    keeps each started attempt's `Process` too, and `observe` is given it: an attempt whose
+    process the store recorded is never taken for one that did not start, and is seen as
+    running while that process (or its group) runs, whatever became of the directory."""
+
+    def identify(self, pid: int) -> Process:
+        """The process running as `pid` now, with its start time where it can be read."""
+        ...
+
+    def observe(
+        self, job: int, attempt: int, *, fence: bool = False, process: Process | None = None
+    ) -> Observation: ...

@@ -33,7 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from reconciler.errors import PoolformError
-from reconciler.scheduler.executor import Launch, Observation, Phase, Place
+from reconciler.scheduler.executor import Launch, Observation, Phase, Place, Process
 
 WRAPPER = r"""
 attempt=$1; name=$2; mask=$(umask); umask 077
@@ -117,6 +117,58 @@ def _small_number(path: Path, least: int, most: int) -> int | None:
     return number if least <= number <= most else None
 
 
+def _stat_fields(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat after the command name (state first); None when no such process."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_bytes().decode("ascii", "replace")
+    except OSError:
+        return None
+    return text.rsplit(")", 1)[-1].split()  # the name may hold spaces and parentheses
+
+
+def _since(pid: int) -> int | None:
+    """When `pid` started (clock ticks after boot): a later process given the same pid
+    started later. None when it cannot be read (no /proc, or no such process)."""
+    fields = _stat_fields(pid)
+    try:
+        return int(fields[19]) if fields else None
+    except (IndexError, ValueError):
+        return None
+
+
+def _group_runs(pgid: int) -> bool:
+    """Whether a process of the group runs (zombies waiting to be reaped do not). Read only
+    when an attempt's wrapper is gone without an exit status, so scanning /proc is rare."""
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        fields = _stat_fields(int(entry.name))
+        if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
+            return True
+    return False
+
+
+def _wrapper_of(attempt: Path) -> int | None:
+    """The pid of the wrapper running `attempt` on this machine, found by its command line
+    (None where there is no /proc). Read only for an attempt with no claim and no recorded
+    process: a launch a scheduler that died was making, so scanning /proc is rare."""
+    if not sys.platform.startswith("linux"):
+        return None
+    wanted = os.fsencode(attempt)
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if len(argv) > 4 and argv[3] == b"poolform-job" and argv[4] == wanted:
+            fields = _stat_fields(int(entry.name))
+            if fields and fields[0] != "Z":
+                return int(entry.name)
+    return None
+
+
 def _private_dir(path: Path) -> Path:
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
     if path.is_symlink():  # never chmod, or write into, whatever a planted link points at
@@ -197,20 +249,71 @@ class LocalExecutor:
             return True
         return True
 
-    def observe(self, job: int, attempt: int, *, fence: bool = False) -> Observation:
+    def identify(self, pid: int) -> Process:
+        return Process(pid, _since(pid))
+
+    def _leader_runs(self, key: tuple[int, int], process: Process, attempt: Path) -> bool | None:
+        """Whether the recorded process (the wrapper, its group's leader) still runs: True or
+        False, or None when it is gone (or a zombie) and its pid not given to another process,
+        so its group may still run (the job killed its wrapper)."""
+        if not sys.platform.startswith("linux") or process.since is None:
+            return self._alive(key, process.pid, attempt)
+        child = self._children.get(key)
+        if child is not None and child.pid == process.pid and child.poll() is None:
+            return True
+        fields = _stat_fields(process.pid)
+        if fields is not None:
+            try:
+                ours = len(fields) > 19 and int(fields[19]) == process.since
+            except ValueError:
+                ours = False
+            if not ours:
+                return False  # the pid was given to another process: ours and its group ended
+            if fields[0] != "Z":
+                return True
+        return None
+
+    def observe(
+        self, job: int, attempt: int, *, fence: bool = False, process: Process | None = None
+    ) -> Observation:
+        """`process`: the attempt's process as the store recorded it when it started."""
         directory = self.attempt_dir(job, attempt)
         key = (job, attempt)
+        leader = None if process is None else self._leader_runs(key, process, directory)
+        if process is not None and leader:
+            # The wrapper runs: an exit file the job wrote itself (it may) does not end it.
+            return Observation(Phase.RUNNING, process.pid)
         code = self._exit_code(directory)
         if code is not None:
+            # The wrapper is gone and recorded a status: the job ended. Processes it left in
+            # its group are not waited for (a daemon would hold the capacity for ever).
             child = self._children.pop(key, None)
             if child is not None:
                 child.wait()
             return Observation(Phase.EXITED, exit_code=code)
+        if process is not None and leader is None and _group_runs(process.pid):
+            # The job killed its wrapper: a pid is not reused while a group bears its number,
+            # so a group of that number is still the attempt's, and it runs.
+            return Observation(Phase.RUNNING, process.pid)
+        if process is not None:
+            # It started (the store recorded its process), it no longer runs, and it left no
+            # exit status: lost, never "not started" (fencing its directory anew would queue
+            # it again as though it never ran, while a copy might still run).
+            child = self._children.pop(key, None)
+            if child is not None:
+                child.poll()
+            return Observation(Phase.VANISHED, process.pid)
         claim = directory / "claim"
         child = self._children.get(key)
         if not claim.exists():
             if child is not None and child.poll() is None:
                 return Observation(Phase.RUNNING, child.pid)  # the wrapper is starting
+            wrapper = _wrapper_of(directory)
+            if wrapper is not None:
+                # Started by a scheduler that died before recording its process, and the job
+                # removed its claim (or the wrapper is about to claim): it runs, so it is
+                # adopted, never fenced and started again.
+                return Observation(Phase.RUNNING, wrapper)
             if not fence:
                 return Observation(Phase.NOT_STARTED)
             try:
@@ -244,7 +347,16 @@ class LocalExecutor:
         return _small_number(claim / "pid", 1, PID_MAX)
 
     def signal(self, job: int, attempt: int, pid: int, *, kill: bool) -> None:
-        if not self._alive((job, attempt), pid, self.attempt_dir(job, attempt)):
+        key, directory = (job, attempt), self.attempt_dir(job, attempt)
+        alive = self._alive(key, pid, directory)
+        if not alive and sys.platform.startswith("linux"):
+            fields = _stat_fields(pid)
+            if fields is None or fields[0] == "Z":
+                # The wrapper is gone (the job killed it; a zombie until its new parent reaps
+                # it) but its group may run on: no other process can bear the pid while that
+                # group exists.
+                alive = _group_runs(pid)
+        if not alive:
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL if kill else signal.SIGTERM)

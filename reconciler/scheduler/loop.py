@@ -19,7 +19,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reconciler.scheduler.executor import Executor, Launch, Phase, Placed
+from reconciler.scheduler.executor import (
+    Executor,
+    Launch,
+    Observation,
+    Phase,
+    Placed,
+    Process,
+    Tracked,
+)
 from reconciler.scheduler.lifecycle import (
     ending,
     interrupted,
@@ -104,6 +112,18 @@ class SchedulerLoop:
         self._signalled: set[tuple[int, int]] = set()  # (job, attempt) sent SIGTERM
         self.place = executor.place if isinstance(executor, Placed) else None
         self._told: set[tuple[int, int]] = set()  # (job, attempt) reported as elsewhere
+        self._tracked = executor if isinstance(executor, Tracked) else None
+
+    def _observe(self, job: JobRecord) -> Observation:
+        """The attempt as the executor sees it, given the process the store recorded for it
+        (where the executor takes it: a job cannot hide its running process from it)."""
+        if self._tracked is None:
+            return self.executor.observe(job.id, job.attempt, fence=True)
+        process = None if job.pid is None else Process(job.pid, job.pid_start)
+        return self._tracked.observe(job.id, job.attempt, fence=True, process=process)
+
+    def _since(self, pid: int) -> int | None:
+        return None if self._tracked is None else self._tracked.identify(pid).since
 
     # -- 1. processes ------------------------------------------------------------------------
 
@@ -132,7 +152,7 @@ class SchedulerLoop:
                 continue
             # Fence: an attempt no process has claimed yet never will, so a slow or lost
             # launch can be queued again without ever running twice.
-            seen = self.executor.observe(job.id, job.attempt, fence=True)
+            seen = self._observe(job)
             if seen.phase is Phase.NOT_STARTED:
                 endings.append(Ended(job.id, job.attempt, interrupted(job)))
             elif seen.phase is Phase.EXITED:
@@ -143,7 +163,8 @@ class SchedulerLoop:
                 endings.append(Ended(job.id, job.attempt, result))
             elif seen.pid is not None:
                 if job.pid != seen.pid:
-                    adopted.append(Started(job.id, job.attempt, seen.pid, adopted=True))
+                    since = self._since(seen.pid)
+                    adopted.append(Started(job.id, job.attempt, seen.pid, True, since))
                 if job.stop is not None:
                     self._stop(job, seen.pid, report)
         self.store.started(adopted, self.clock())
@@ -259,4 +280,4 @@ class SchedulerLoop:
             if self.store.ended([Ended(job.id, job.attempt, failed)], self.clock()):
                 report.ended.append((job.id, Status.FAILED))
             return None
-        return Started(job.id, job.attempt, pid)
+        return Started(job.id, job.attempt, pid, since=self._since(pid))

@@ -39,7 +39,13 @@ from reconciler.scheduler.postgres_tables import (
 )
 from reconciler.scheduler.postgres_writes import Writes
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
-from reconciler.scheduler.sqlite_rows import COLUMNS, event_of, record_of, request_json
+from reconciler.scheduler.sqlite_rows import (
+    COLUMNS,
+    cycle_of,
+    event_of,
+    record_of,
+    request_json,
+)
 from reconciler.scheduler.store import (
     Committed,
     Ended,
@@ -274,7 +280,7 @@ class PostgresStore:
             row = conn.execute(
                 f"SELECT value FROM {self._s}.sched_meta WHERE key = 'cycle'"
             ).fetchone()
-        return int(row[0]) if row else 0
+        return cycle_of(row[0]) if row else 0
 
     # -- writing -------------------------------------------------------------------------------
 

@@ -16,7 +16,7 @@ from state.postgres_schema import quoted_schema
 if TYPE_CHECKING:
     import psycopg
 
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 COMPONENT = "sched"
 EVENT_COLUMNS = "job, time, status, code, message"
 INSERT_COLUMNS = (
@@ -65,6 +65,9 @@ def migrations(s: str) -> dict[int, list[str]]:
             f"ALTER TABLE {s}.sched_jobs ADD COLUMN IF NOT EXISTS place_host TEXT,"
             " ADD COLUMN IF NOT EXISTS place_name TEXT, ADD COLUMN IF NOT EXISTS place_dir TEXT"
         ],
+        # When each running attempt's pid started: with the pid, what finds its process
+        # whatever the job did to its attempt directory. Rows from before keep None.
+        3: [f"ALTER TABLE {s}.sched_jobs ADD COLUMN IF NOT EXISTS pid_start BIGINT"],
     }
 
 

@@ -58,7 +58,8 @@ class Writes:
         done = self._ids(
             f"UPDATE {self.s}.sched_jobs j SET status = 'admitted', pool = v.pool,"
             " policy = v.policy, priority = v.priority, worker = v.worker,"
-            " attempt = j.attempt + 1, pid = NULL, admitted_at = %s, claim_until = NULL,"
+            " attempt = j.attempt + 1, pid = NULL, pid_start = NULL, admitted_at = %s,"
+            " claim_until = NULL,"
             " reason_code = NULL, reason_message = NULL, reason_detail = NULL,"
             " place_host = %s, place_name = %s, place_dir = %s"
             " FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::bigint[], %s::text[])"
@@ -164,11 +165,11 @@ class Writes:
         """Distinct jobs' current attempts run as their pids."""
         done = self._ids(
             f"UPDATE {self.s}.sched_jobs j SET status = 'running', pid = v.pid,"
-            " started_at = COALESCE(j.started_at, %s) FROM unnest(%s::bigint[],"
-            " %s::bigint[], %s::bigint[]) AS v(job, attempt, pid)"
-            " WHERE j.id = v.job AND j.attempt = v.attempt"
+            " pid_start = v.since, started_at = COALESCE(j.started_at, %s)"
+            " FROM unnest(%s::bigint[], %s::bigint[], %s::bigint[], %s::bigint[])"
+            " AS v(job, attempt, pid, since) WHERE j.id = v.job AND j.attempt = v.attempt"
             " AND j.status IN ('admitted', 'running') RETURNING j.id",
-            (self.now, *columns(batch, "job", "attempt", "pid")),
+            (self.now, *columns(batch, "job", "attempt", "pid", "since")),
         )
         for start in batch:
             if start.job in done:
@@ -184,7 +185,7 @@ class Writes:
             " reason_message = v.message, reason_detail = v.detail,"
             " exit_code = v.exit_code, retries_left = v.retries_left,"
             " finished_at = CASE WHEN v.status = 'queued' THEN NULL ELSE %s END,"
-            " stop = NULL, stop_deadline = NULL, killed = FALSE, pid = NULL,"
+            " stop = NULL, stop_deadline = NULL, killed = FALSE, pid = NULL, pid_start = NULL,"
             " worker = CASE WHEN v.status = 'queued' THEN NULL ELSE j.worker END"
             " FROM unnest(%s::bigint[], %s::bigint[], %s::text[], %s::text[], %s::text[],"
             " %s::text[], %s::bigint[], %s::bigint[])"

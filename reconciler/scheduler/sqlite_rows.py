@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS jobs (
     exit_code INTEGER, worker TEXT, worker_dir TEXT, attempt INTEGER NOT NULL DEFAULT 0,
     pid INTEGER, stop TEXT CHECK (stop IS NULL OR stop IN ('preempt', 'cancel')),
     stop_deadline REAL, killed INTEGER NOT NULL DEFAULT 0, preempted_for INTEGER,
-    claim_until REAL, place_host TEXT, place_name TEXT, place_dir TEXT);
+    claim_until REAL, place_host TEXT, place_name TEXT, place_dir TEXT, pid_start INTEGER);
 CREATE INDEX IF NOT EXISTS jobs_status ON jobs (status);
 CREATE INDEX IF NOT EXISTS jobs_pool ON jobs (pool);
 CREATE TABLE IF NOT EXISTS allocations (
@@ -48,11 +48,17 @@ COLUMNS = (
     "id, batch, name, rank, num_jobs, request, run, envs, retries, retries_left, status,"
     " reason_code, reason_message, reason_detail, submitted_at, pool, subject, policy, priority,"
     " admitted_at, started_at, finished_at, exit_code, worker, worker_dir, attempt, pid, stop,"
-    " stop_deadline, killed, preempted_for, claim_until, place_host, place_name, place_dir"
+    " stop_deadline, killed, preempted_for, claim_until, place_host, place_name, place_dir,"
+    " pid_start"
 )
 # Columns added after the first release, with their types: a store made before has none of
 # them (its rows read None: an attempt with no recorded place), and gets them when opened.
-ADDED_COLUMNS = (("place_host", "TEXT"), ("place_name", "TEXT"), ("place_dir", "TEXT"))
+ADDED_COLUMNS = (
+    ("place_host", "TEXT"),
+    ("place_name", "TEXT"),
+    ("place_dir", "TEXT"),
+    ("pid_start", "INTEGER"),
+)
 
 
 def add_columns(conn: sqlite3.Connection) -> None:
@@ -161,6 +167,87 @@ class DamagedRow(PoolformError):
 _UNREADABLE = (ValueError, TypeError, KeyError, AttributeError)
 
 
+# What each column read holds, in COLUMNS' order: "int" a whole number, "count" one not
+# below 0, "time" a finite number of seconds, "text"; and whether it may be NULL. SQLite
+# keeps whatever a hand edit puts in a typed column (text in an INTEGER one, a REAL where
+# an integer overflowed), PostgreSQL takes NaN and Infinity as DOUBLE PRECISION.
+_KINDS: dict[str, tuple[str, bool]] = {
+    "id": ("int", False), "batch": ("int", False), "name": ("text", False),
+    "rank": ("count", False), "num_jobs": ("count", False), "request": ("text", False),
+    "run": ("text", False), "envs": ("text", False), "retries": ("count", False),
+    "retries_left": ("count", False), "status": ("text", False), "reason_code": ("text", True),
+    "reason_message": ("text", True), "reason_detail": ("text", True),
+    "submitted_at": ("time", False), "pool": ("text", True), "subject": ("text", True),
+    "policy": ("text", True), "priority": ("int", True), "admitted_at": ("time", True),
+    "started_at": ("time", True), "finished_at": ("time", True), "exit_code": ("int", True),
+    "worker": ("text", True), "worker_dir": ("text", True), "attempt": ("count", False),
+    "pid": ("count", True), "stop": ("text", True), "stop_deadline": ("time", True),
+    "killed": ("int", False), "preempted_for": ("int", True), "claim_until": ("time", True),
+    "place_host": ("text", True), "place_name": ("text", True), "place_dir": ("text", True),
+    "pid_start": ("count", True),
+}  # fmt: skip
+_NAMES = tuple(name.strip() for name in COLUMNS.split(","))
+assert set(_NAMES) == set(_KINDS), "every column read has a kind"
+_TYPES: dict[str, tuple[type, ...]] = {
+    "int": (int,), "count": (int,), "time": (int, float), "text": (str,)
+}  # fmt: skip
+_ROW_TYPES = tuple(_TYPES[_KINDS[n][0]] + ((type(None),) if _KINDS[n][1] else ()) for n in _NAMES)
+_TIMES = tuple(i for i, n in enumerate(_NAMES) if _KINDS[n][0] == "time")
+_COUNTS = tuple(i for i, n in enumerate(_NAMES) if _KINDS[n][0] == "count")
+_LARGEST = 2**63 - 1  # what either store's integer holds, and a JSON number read back
+
+
+def _unfit(name: str, value: object) -> str | None:
+    """Why `value` cannot be column `name`'s; None when it can."""
+    kind, nullable = _KINDS[name]
+    if value is None:
+        return None if nullable else "NULL where a value is always written"
+    if isinstance(value, bool) and kind != "int":
+        return f"{value!r} is not {kind}"
+    if not isinstance(value, _TYPES[kind]):
+        return f"{str(value)[:40]!r} ({type(value).__name__}) is not {_WHAT[kind]}"
+    number = value if isinstance(value, int | float) else 0
+    if kind == "time" and not (-_LARGEST <= number <= _LARGEST):  # NaN and Infinity too
+        return f"{value!r} is not a finite number of seconds"
+    if kind in ("int", "count") and not (-_LARGEST - 1 <= number <= _LARGEST):
+        return f"{value} is past a 64-bit integer"
+    if kind == "count" and number < 0:
+        return f"{value} is below 0"
+    return None
+
+
+_WHAT = {"int": "a whole number", "count": "a whole number", "time": "a number", "text": "text"}
+
+
+def check_row(row: tuple[Any, ...]) -> None:
+    """DamagedRow naming the first column of the row that holds what poolform never writes
+    there. A sound row (every one, but for hand edits) passes the quick test alone."""
+    if (
+        all(map(isinstance, row, _ROW_TYPES))
+        and all(row[i] is None or -_LARGEST <= row[i] <= _LARGEST for i in _TIMES)
+        and all(row[i] is None or row[i] >= 0 for i in _COUNTS)
+    ):
+        return
+    for name, value in zip(_NAMES, row, strict=True):
+        why = _unfit(name, value)
+        if why is not None:
+            raise DamagedRow(row[0], name, ValueError(why))
+
+
+def cycle_of(value: object) -> int:
+    """The last decision cycle's number as stored (meta 'cycle'); PoolformError when a hand
+    edit left something else there."""
+    text = str(value).strip()
+    if not (text.isascii() and text.isdigit()) or len(text) > 18:
+        raise PoolformError(
+            f"the scheduler's queue is damaged: its last cycle number is {text[:40]!r}, not "
+            "what poolform writes",
+            hint="set the 'cycle' row of the meta table (sched_meta on PostgreSQL) to a whole "
+            "number, or remove it",
+        )
+    return int(text)
+
+
 def reason_of(code: str | None, detail: str | None) -> Reason | None:
     if code is None:
         return None
@@ -168,6 +255,7 @@ def reason_of(code: str | None, detail: str | None) -> Reason | None:
 
 
 def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
+    check_row(row)
     (
         job_id,
         batch,
@@ -204,6 +292,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         place_host,
         place_name,
         place_dir,
+        pid_start,
     ) = row
     try:
         parsed = _bounded(_REQUESTS, request, lambda: request_of(request))
@@ -213,6 +302,15 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         job_envs = _envs(envs)
     except _UNREADABLE as error:
         raise DamagedRow(job_id, "envs", error) from None
+    try:
+        state = Status(status)
+        if stop not in (None, "preempt", "cancel"):
+            raise ValueError(f"{stop!r} is no stop request")
+    except ValueError as error:
+        raise DamagedRow(job_id, "status" if stop is None else "stop", error) from None
+    for key, amount in amounts:
+        if not isinstance(key, str) or isinstance(amount, bool) or not isinstance(amount, int):
+            raise DamagedRow(job_id, "allocations", ValueError(f"{key!r}: {amount!r}"))
     return JobRecord(
         id=job_id,
         batch=batch,
@@ -224,7 +322,7 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         envs=job_envs,
         retries=retries,
         retries_left=retries_left,
-        status=Status(status),
+        status=state,
         reason=reason_of(code, detail),
         submitted_at=submitted_at,
         pool=pool,
@@ -246,9 +344,17 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         claim_until=claim_until,
         amounts=amounts,
         place=None if place_host is None else Place(place_host, place_name or "", place_dir or ""),
+        pid_start=pid_start,
     )
 
 
 def event_of(row: tuple[Any, ...]) -> Event:
     job, time, status, code, message = row
-    return Event(job, time, Status(status), code, message)
+    try:
+        if not isinstance(time, int | float) or not -_LARGEST <= time <= _LARGEST:
+            raise ValueError(f"{str(time)[:40]!r} is not a finite number of seconds")
+        if not isinstance(code, str) or not isinstance(message, str):
+            raise ValueError("its code or message is not text")
+        return Event(job, time, Status(status), code, message)
+    except ValueError as error:
+        raise DamagedRow(job, "history (events)", error) from None

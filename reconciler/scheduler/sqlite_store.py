@@ -25,6 +25,7 @@ from reconciler.scheduler.sqlite_rows import (
     COLUMNS,
     SCHEMA,
     add_columns,
+    cycle_of,
     event_of,
     record_of,
     request_json,
@@ -145,7 +146,7 @@ class SqliteStore:
     def last_cycle(self) -> int:
         with self._txn("DEFERRED") as conn:
             row = conn.execute("SELECT value FROM meta WHERE key = 'cycle'").fetchone()
-        return int(row[0]) if row else 0
+        return cycle_of(row[0]) if row else 0
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -216,7 +217,7 @@ class SqliteStore:
             for admit in decisions.admits:
                 done = conn.execute(
                     "UPDATE jobs SET status = 'admitted', pool = ?, policy = ?, priority = ?,"
-                    " worker = ?, attempt = attempt + 1, pid = NULL, admitted_at = ?,"
+                    " worker = ?, attempt = attempt + 1, pid = NULL, pid_start = NULL, admitted_at = ?,"
                     " claim_until = NULL, reason_code = NULL, reason_message = NULL,"
                     " reason_detail = NULL, place_host = ?, place_name = ?, place_dir = ?"
                     " WHERE id = ? AND status = 'queued'",
@@ -313,10 +314,10 @@ class SqliteStore:
         with self._txn() as conn:
             for start in starts:
                 done = conn.execute(
-                    "UPDATE jobs SET status = 'running', pid = ?,"
+                    "UPDATE jobs SET status = 'running', pid = ?, pid_start = ?,"
                     " started_at = COALESCE(started_at, ?) WHERE id = ? AND attempt = ?"
                     " AND status IN ('admitted', 'running')",
-                    (start.pid, now, start.job, start.attempt),
+                    (start.pid, start.since, now, start.job, start.attempt),
                 ).rowcount
                 if done:
                     code = ReasonCode.ADOPTED if start.adopted else ReasonCode.STARTED
@@ -338,7 +339,7 @@ class SqliteStore:
                 done = conn.execute(
                     "UPDATE jobs SET status = ?, reason_code = ?, reason_message = ?,"
                     " reason_detail = ?, exit_code = ?, retries_left = ?, finished_at = ?,"
-                    " stop = NULL, stop_deadline = NULL, killed = 0, pid = NULL,"
+                    " stop = NULL, stop_deadline = NULL, killed = 0, pid = NULL, pid_start = NULL,"
                     " worker = CASE WHEN ? = 'queued' THEN NULL ELSE worker END"
                     " WHERE id = ? AND attempt = ? AND status IN ('admitted', 'running')",
                     (

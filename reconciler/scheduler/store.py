@@ -75,6 +75,9 @@ class JobRecord:
     # Where its latest attempt runs (or ran): only an executor there can see or stop it. None
     # for an attempt admitted before places were recorded, or by an executor without one.
     place: Place | None = None
+    # When `pid` started (the executor's start time of it): with the pid, what finds the
+    # attempt's process whatever the job did to its own files. None: not recorded.
+    pid_start: int | None = None
 
 
 @dataclass(frozen=True)
@@ -102,6 +105,7 @@ class Started:
     attempt: int
     pid: int
     adopted: bool = False  # found running by a scheduler that did not start it
+    since: int | None = None  # when the pid started (Process.since)
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from reconciler.scheduler.postgres_tables import LAYOUT_VERSION
 from tests.adversarial.scheduler_setup import job_file, refused
 from tests.scenario.installed import poolform
 from tests.state.services import drop_schema, new_schema, pg_url
@@ -125,11 +126,12 @@ def test_a_damaged_layout_version_is_refused_and_left_as_it_is(team: Team, case:
 def test_a_newer_layout_is_refused_and_never_rewritten(team: Team) -> None:
     _applied_with_a_job(team)
     s = f'"{team.schema}"'
-    sql(team.url, f"UPDATE {s}.layout SET version = 3 WHERE component = 'sched'")
+    newer = LAYOUT_VERSION + 1
+    sql(team.url, f"UPDATE {s}.layout SET version = {newer} WHERE component = 'sched'")
     sql(team.url, f"ALTER TABLE {s}.sched_jobs ADD COLUMN from_the_future TEXT DEFAULT 'x'")
     for command in (*JOB_COMMANDS, ("jobs", "submit", team.job)):
-        refused(team.run(*command), "layout version 3, newer than this poolform", "upgrade")
-    assert sql(team.url, f"SELECT version FROM {s}.layout WHERE component = 'sched'") == [(3,)]
+        refused(team.run(*command), f"layout version {newer}, newer than this poolform", "upgrade")
+    assert sql(team.url, f"SELECT version FROM {s}.layout WHERE component = 'sched'") == [(newer,)]
     assert sql(team.url, f"SELECT id, status, from_the_future FROM {s}.sched_jobs") == [
         (1, "queued", "x")
     ]

@@ -103,3 +103,15 @@ def test_the_loop_keeps_the_configuration_while_the_state_stands(
     assert read() is not third
     current[0] = None
     assert read().pools == {}
+
+
+def test_a_reused_serial_with_other_resources_gives_a_new_configuration(tmp_path: Path) -> None:
+    """An older state copied back by hand and applied to again reuses a serial the loop has
+    seen: the resources recorded, not the serial alone, say whether the kept one stands."""
+    current = [state(resource_pools={"p": {"gpu": 2}}, serial=5)]
+    read = config_reader(lambda: current[0], tmp_path)
+    first = read()
+    current[0] = state(resource_pools={"p": {"gpu": 2}}, serial=5)  # read again: the same
+    assert read() is first
+    current[0] = state(resource_pools={"p": {"gpu": 4}}, serial=5)
+    assert read().pools["p"].capacity == {"gpu": 4 * SCALE}

@@ -75,3 +75,35 @@ def test_kill_9_of_the_scheduler_loses_and_duplicates_nothing(tmp_path: Path) ->
         assert len(ran) == 1, f"job {job_id} ran {len(ran)} times"
     history = as_json("jobs", "show", ids[0], "--chdir", directory)["history"]
     assert history[-1]["code"] == "succeeded"
+
+
+def test_a_launch_whose_process_was_never_recorded_is_found_after_its_claim_is_gone(
+    tmp_path: Path,
+) -> None:
+    """A scheduler killed between starting a job and recording its process, and a job that
+    deleted its attempt directory meanwhile: the next scheduler finds the wrapper by its command
+    line and adopts it, never fences the attempt and starts it again."""
+    import contextlib
+    import os
+    import time
+
+    from reconciler.scheduler.executor import Launch, Phase
+    from reconciler.scheduler.local_executor import LocalExecutor
+
+    jobs_dir, release = tmp_path / "jobs", tmp_path / "release"
+    started = LocalExecutor(jobs_dir)
+    run = f'rm -rf "$POOLFORM_WORKDIR/../attempt-1"; while [ ! -e {release} ]; do sleep 0.05; done'
+    pid = started.start(Launch(1, 1, "j", run, {}, None))
+    attempt = started.attempt_dir(1, 1)
+    try:
+        deadline = time.monotonic() + 60
+        while attempt.exists():
+            assert time.monotonic() < deadline, "the job never deleted its attempt directory"
+            time.sleep(0.05)
+        seen = LocalExecutor(jobs_dir).observe(1, 1, fence=True)  # the next scheduler
+        assert (seen.phase, seen.pid) == (Phase.RUNNING, pid)
+        assert not attempt.exists()  # not fenced
+    finally:
+        release.touch()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)

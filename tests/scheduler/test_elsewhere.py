@@ -311,7 +311,7 @@ def test_postgres_tables_of_layout_1_are_migrated_and_keep_their_rows(
     with psycopg.connect(url) as conn:
         row = conn.execute(f"SELECT version FROM {s}.layout WHERE component = %s", (COMPONENT,))
         assert row.fetchone() == (LAYOUT_VERSION,)
-    assert LAYOUT_VERSION == 2
+    assert LAYOUT_VERSION == 3
 
 
 def test_a_standby_looks_at_its_own_place_at_most_every_few_seconds(tmp_path: Path) -> None:

@@ -273,6 +273,26 @@ def test_a_cancel_from_another_connection_wins_over_a_cycle_that_missed_it(
     assert loop.get(job).status is Status.CANCELLED  # type: ignore[union-attr]
 
 
+# -- the attempt's process ----------------------------------------------------------------------
+
+
+def test_a_started_attempt_keeps_its_process_until_it_ends_or_is_admitted_again(
+    opener: Opener,
+) -> None:
+    """The pid and its start time find the process whatever the job did to its own files;
+    another connection (a restarted scheduler) reads them back."""
+    store, other = opener(), opener()
+    job = store.submit(new_jobs(), NOW)[0].id
+    admitted(store, job)
+    store.started([Started(job, 1, 4242, since=987_654)], NOW)
+    seen = other.get(job)
+    assert seen is not None and (seen.pid, seen.pid_start) == (4242, 987_654)
+    lost = Ending(Status.QUEUED, reason(ReasonCode.LOST, retries=0), None, 0)
+    store.ended([Ended(job, 1, lost)], NOW)
+    seen = other.get(job)
+    assert seen is not None and (seen.pid, seen.pid_start) == (None, None)
+
+
 # -- PostgreSQL only: the layout ----------------------------------------------------------------
 
 
@@ -288,6 +308,46 @@ def test_tables_newer_than_this_poolform_are_refused(pg_schema: tuple[str, str])
         )
     with pytest.raises(PoolformError, match=f"layout version {LAYOUT_VERSION + 1}, newer"):
         PostgresStore(url, schema=schema)
+
+
+def test_tables_of_layout_2_get_the_process_start_column_and_keep_their_rows(
+    pg_schema: tuple[str, str],
+) -> None:
+    import psycopg
+
+    from reconciler.scheduler.postgres_tables import COMPONENT, migrations
+
+    url, schema = pg_schema
+    s = f'"{schema}"'
+    with psycopg.connect(url, autocommit=True) as conn, conn.transaction():
+        conn.execute(f"CREATE SCHEMA {s}")
+        conn.execute(f"CREATE TABLE {s}.layout (component TEXT PRIMARY KEY, version INTEGER)")
+        for step in (1, 2):
+            for statement in migrations(s)[step]:
+                conn.execute(statement)
+        conn.execute(f"INSERT INTO {s}.layout VALUES (%s, 2)", (COMPONENT,))
+        conn.execute(
+            f"INSERT INTO {s}.sched_jobs (id, batch, name, rank, num_jobs, request, run, envs,"
+            " retries, retries_left, status, submitted_at, preemptible, pool, policy, attempt,"
+            " pid) VALUES (1, 1, 'old', 0, 1, %s, 'true', '{}', 0, 0, 'running', 0, TRUE, 'p',"
+            " 'p/*', 1, 77)",
+            ('{"pool": "p", "resources": {}}',),
+        )
+    store = PostgresStore(url, schema=schema)
+    try:
+        old = store.get(1)
+        assert old is not None and (old.status, old.pid, old.pid_start) == (
+            Status.RUNNING,
+            77,
+            None,
+        )
+        store.started([Started(1, 1, 78, adopted=True, since=5)], NOW)
+        assert (store.get(1) or old).pid_start == 5
+    finally:
+        store.close()
+    with psycopg.connect(url) as conn:
+        row = conn.execute(f"SELECT version FROM {s}.layout WHERE component = %s", (COMPONENT,))
+        assert row.fetchone() == (LAYOUT_VERSION,) == (3,)
 
 
 def test_the_password_never_appears_in_an_error(pg_schema: tuple[str, str]) -> None:
