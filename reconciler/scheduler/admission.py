@@ -10,6 +10,9 @@ Three things keep a deep queue cheap, none of which changes a decision:
   priority is *closed*: later jobs there (lower priority, in order) only get their reason,
   unless one could take capacity back (reclaim), which is checked per job;
 - reasons are computed once per tree version and what they depend on.
+
+Room held for claimants and for jobs passed too often, and when it is given up, is the base
+class's part (held_room.py).
 """
 
 from __future__ import annotations
