@@ -304,10 +304,10 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         raise DamagedRow(job_id, "envs", error) from None
     try:
         state = Status(status)
-        if stop not in (None, "preempt", "cancel"):
-            raise ValueError(f"{stop!r} is no stop request")
     except ValueError as error:
-        raise DamagedRow(job_id, "status" if stop is None else "stop", error) from None
+        raise DamagedRow(job_id, "status", error) from None
+    if stop not in (None, "preempt", "cancel"):
+        raise DamagedRow(job_id, "stop", ValueError(f"{stop!r} is no stop request"))
     for key, amount in amounts:
         if not isinstance(key, str) or isinstance(amount, bool) or not isinstance(amount, int):
             raise DamagedRow(job_id, "allocations", ValueError(f"{key!r}: {amount!r}"))

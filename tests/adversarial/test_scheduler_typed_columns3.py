@@ -12,7 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.scheduler.sqlite_rows import _KINDS, _NAMES, DamagedRow, check_row
+from reconciler.scheduler.model import JobRequest
+from reconciler.scheduler.sqlite_rows import (
+    _KINDS,
+    _NAMES,
+    DamagedRow,
+    check_row,
+    record_of,
+    request_json,
+)
 from tests.adversarial.conftest import Pf
 from tests.adversarial.scheduler_setup import refused
 from tests.adversarial.test_scheduler_damaged_rows2 import Damage, queue
@@ -126,3 +134,15 @@ def test_a_cycle_number_edited_by_hand_is_named(pf: Pf, queue: tuple[Path, Damag
     result = pf("scheduler", "run", "--once", "--chdir", directory)
     refused(result, "the scheduler's queue is damaged: its last cycle number is 'many'")
     assert not (directory / ".poolform" / "jobs").exists()
+
+
+def test_a_bad_status_is_named_as_the_status_whatever_the_stop_request() -> None:
+    """A status no poolform writes, beside a sound stop request, is named as the status (it
+    used to be named as the stop whenever a stop request was there)."""
+    amounts = (("gpu", 1000),)
+    request = request_json(JobRequest(pool="p", resources=amounts))
+    record_of(_row(request=request, status="running", stop="cancel"), amounts)  # sound
+    with pytest.raises(DamagedRow, match="job 1's status is not what poolform writes"):
+        record_of(_row(request=request, status="finished", stop="cancel"), amounts)
+    with pytest.raises(DamagedRow, match="job 1's stop is not what poolform writes"):
+        record_of(_row(request=request, status="running", stop="pause"), amounts)
