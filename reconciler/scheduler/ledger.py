@@ -48,21 +48,22 @@ class Ledger:
         # longer borrows.
         self._policy_trees: dict[str, dict[int, TreeUse]] = defaultdict(dict)
         # Jobs of one pool, policy, preemptibility and worker are summed, then counted at once.
-        sums: dict[tuple[str, str, bool, str | None], tuple[Holding, dict[str, int]]] = {}
+        groups: dict[tuple[str, str, bool, str | None], list[Holding]] = {}
         for job in holding:
             if job.stopping:
                 stopping.append(job)
             group = (job.pool, job.policy, job.preemptible, job.worker)
-            found = sums.get(group)
+            found = groups.get(group)
             if found is None:
-                found = sums[group] = (job, defaultdict(int))
-            total = found[1]
-            for key, value in job.amounts:
-                total[key] += value
-        for job, total in sums.values():
+                groups[group] = [job]
+            else:
+                found.append(job)
+        for jobs in groups.values():
+            job = jobs[0]
             pool, policy = self._uses(job)
             self._policy_trees[job.policy][id(pool.tree)] = pool.tree
-            self.take(pool, policy, tuple(total.items()), not job.preemptible, job.worker)
+            amounts = job.amounts if len(jobs) == 1 else _summed(jobs)
+            self.take(pool, policy, amounts, not job.preemptible, job.worker)
         for job in stopping:
             self.leave(job)
         # Who borrows: uses more than it reserved (a pool: more than its own capacity, in a
@@ -459,3 +460,12 @@ class Ledger:
         pool = self.pools[route.pool]
         used, capacity = pool.used, pool.capacity
         return all(used[k] + need <= capacity.get(k, 0) for k, need in route.demand)
+
+
+def _summed(jobs: list[Holding]) -> Amounts:
+    """What the jobs hold together, keys in the order they first appear."""
+    total: dict[str, int] = defaultdict(int)
+    for job in jobs:
+        for key, value in job.amounts:
+            total[key] += value
+    return tuple(total.items())
