@@ -15,7 +15,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
-from reconciler.scheduler.amounts import WORKER, Amounts
+from reconciler.scheduler.amounts import Amounts
+from reconciler.scheduler.fit import failure_without, fits, fits_without, free_worker
 from reconciler.scheduler.model import AppliedConfig, Holding, Policy, Pool, Route
 from reconciler.scheduler.usage import NO_LIMIT, Failure, PolicyUse, PoolUse, TreeUse
 
@@ -272,11 +273,9 @@ class Ledger:
 
     # -- questions -------------------------------------------------------------------------------
 
-    def free_worker(self, pool: PoolUse) -> str | None:
-        if pool.pool.kind != "worker":
-            return None
-        busy = pool.busy
-        return next((w.id for w in pool.pool.workers if w.id not in busy), None)
+    # The pure questions (fit.py), as the ledger's: the cycle looks them up once.
+    free_worker = staticmethod(free_worker)
+    fits = staticmethod(fits)
 
     def check(
         self,
@@ -290,119 +289,10 @@ class Ledger:
         per key there."""
         pool, policy = self.pools[route.pool], self.policies[route.policy]
         if removed_pool is None and removed_policy is None:
-            return self.fits(pool, policy, route.demand, np)
-        if self._fits(pool, policy, route.demand, np, removed_pool, removed_policy):
+            return fits(pool, policy, route.demand, np)
+        if fits_without(pool, policy, route.demand, np, removed_pool, removed_policy):
             return None
-        return self._failure(pool, policy, route.demand, np, removed_pool, removed_policy)
-
-    def fits(self, pool: PoolUse, policy: PolicyUse, demand: Amounts, np: bool) -> Failure | None:
-        """`check` without would-be victims: the question every queued job asks."""
-        tree = pool.tree
-        used, capacities, mine, limits = tree.used, tree.capacity, policy.used, policy.limit
-        # One pass: what binds at each level, kept only when something does.
-        over: list[tuple[str, int]] | None = None
-        limited: list[tuple[str, int]] | None = None
-        reserved: list[tuple[str, int]] | None = None
-        overcommitted: list[tuple[str, int]] | None = None
-        fails = False
-        for key, need in demand:
-            capacity = capacities.get(key, 0)
-            now = used[key]
-            if now > capacity:
-                if overcommitted is None:
-                    overcommitted = []
-                overcommitted.append((key, now - capacity))
-                fails = fails or now + need > capacity
-            elif now + need > capacity:
-                if over is None:
-                    over = []
-                over.append((key, now + need - capacity))
-                fails = True
-            limit = limits.get(key)
-            if limit is not None and mine[key] + need > limit:
-                if limited is None:
-                    limited = []
-                limited.append((key, mine[key] + need - limit))
-                fails = True
-            if np:
-                guaranteed = policy.reserved.get(key, 0)
-                if policy.np_used[key] + need > guaranteed:
-                    if reserved is None:
-                        reserved = []
-                    reserved.append((key, policy.np_used[key] + need - guaranteed))
-                    fails = True
-        if not fails:
-            if pool.pool.kind == "worker" and self.free_worker(pool) is None:
-                return Failure("pool", ((WORKER, 0),))
-            return None
-        if reserved:
-            return Failure("reserved", tuple(reserved))
-        if limited:
-            return Failure("limit", tuple(limited))
-        if overcommitted:
-            return Failure("overcommitted", tuple(overcommitted))
-        return Failure("pool", tuple(over or ()))
-
-    def _fits(
-        self,
-        pool: PoolUse,
-        policy: PolicyUse,
-        demand: Amounts,
-        np: bool,
-        removed_pool: dict[str, int] | None,
-        removed_policy: dict[str, int] | None,
-    ) -> bool:
-        tree = pool.tree
-        for key, need in demand:
-            used = tree.used[key] - (removed_pool.get(key, 0) if removed_pool else 0)
-            if used + need > tree.capacity.get(key, 0):
-                return False
-            limit = policy.limit.get(key)
-            if limit is not None:
-                mine = policy.used[key] - (removed_policy.get(key, 0) if removed_policy else 0)
-                if mine + need > limit:
-                    return False
-            if np and policy.np_used[key] + need > policy.reserved.get(key, 0):
-                return False
-        return True
-
-    def _failure(
-        self,
-        pool: PoolUse,
-        policy: PolicyUse,
-        demand: Amounts,
-        np: bool,
-        removed_pool: dict[str, int] | None,
-        removed_policy: dict[str, int] | None,
-    ) -> Failure:
-        tree = pool.tree
-        over: list[tuple[str, int]] = []
-        limited: list[tuple[str, int]] = []
-        reserved: list[tuple[str, int]] = []
-        overcommitted: list[tuple[str, int]] = []
-        for key, need in demand:
-            capacity = tree.capacity.get(key, 0)
-            used = tree.used[key] - (removed_pool.get(key, 0) if removed_pool else 0)
-            if used > capacity and not removed_pool:
-                overcommitted.append((key, used - capacity))
-            elif used + need > capacity:
-                over.append((key, used + need - capacity))
-            limit = policy.limit.get(key)
-            if limit is not None:
-                mine = policy.used[key] - (removed_policy.get(key, 0) if removed_policy else 0)
-                if mine + need > limit:
-                    limited.append((key, mine + need - limit))
-            if np:
-                guaranteed = policy.reserved.get(key, 0)
-                if policy.np_used[key] + need > guaranteed:
-                    reserved.append((key, policy.np_used[key] + need - guaranteed))
-        if reserved:
-            return Failure("reserved", tuple(reserved))
-        if limited:
-            return Failure("limit", tuple(limited))
-        if overcommitted:
-            return Failure("overcommitted", tuple(overcommitted))
-        return Failure("pool", tuple(over))
+        return failure_without(pool, policy, route.demand, np, removed_pool, removed_policy)
 
     def shortage(self, route: Route, np: bool) -> tuple[dict[str, int], dict[str, int]] | None:
         """What the route lacks per key, in its tree of pools and under its policy's limit, for
@@ -432,7 +322,7 @@ class Ledger:
         held = pool.tree.claimed
         if not any(held.values()):
             return False
-        return self._fits(pool, self.policies[route.policy], route.demand, False, held, None)
+        return fits_without(pool, self.policies[route.policy], route.demand, False, held, None)
 
     def fit_at_start(self, route: Route) -> bool:
         """Whether the route fit its tree before this cycle's admissions took capacity."""
