@@ -19,11 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reconciler.scheduler.candidates import Candidates
 from reconciler.scheduler.held_room import Heads, HeldRoom
 from reconciler.scheduler.lanes import Lane, Waiting
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Admit, Holding, JobRequest, Preempt, Queued, Route, Snapshot
-from reconciler.scheduler.preemption import Candidates, Victims, victims_among
+from reconciler.scheduler.preemption import Victims, victims_among
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.starvation import Bypasses
 from reconciler.scheduler.usage import Failure, TreeUse

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from reconciler.scheduler.candidates import Candidates, victim_order
 from reconciler.scheduler.lanes import Lane, Waiting
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Holding, Queued, Route, Snapshot
-from reconciler.scheduler.preemption import Candidates, victim_order, victims_among
+from reconciler.scheduler.preemption import victims_among
 from reconciler.scheduler.reasons import Reason, ReasonCode
 from reconciler.scheduler.starvation import Bypasses
 from reconciler.scheduler.usage import Failure, TreeUse

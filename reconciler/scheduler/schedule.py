@@ -27,9 +27,9 @@ import gc
 from operator import attrgetter, itemgetter
 
 from reconciler.scheduler.admission import Admission, Lane, Waiting
+from reconciler.scheduler.candidates import Candidates
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Decisions, Holding, JobRequest, Queued, Reject, Snapshot
-from reconciler.scheduler.preemption import Candidates
 from reconciler.scheduler.reasons import BYPASSED, Reason
 from reconciler.scheduler.routing import resolve
 from reconciler.scheduler.usage import TreeUse

@@ -20,9 +20,10 @@ import pytest
 from reconciler.scheduler import admission as admission_module
 from reconciler.scheduler.admission import Admission, Waiting
 from reconciler.scheduler.amounts import SCALE
+from reconciler.scheduler.candidates import Candidates
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import AppliedConfig, Holding, JobRequest, Queued, Route, Snapshot
-from reconciler.scheduler.preemption import Candidates, Victims, victims_among
+from reconciler.scheduler.preemption import Victims, victims_among
 from reconciler.scheduler.schedule import schedule
 from tests.scheduler.builders import config, policy
 
