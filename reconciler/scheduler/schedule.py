@@ -27,7 +27,7 @@ import gc
 from operator import attrgetter, itemgetter
 
 from reconciler.scheduler.admission import Admission, Lane, Waiting
-from reconciler.scheduler.candidates import Candidates
+from reconciler.scheduler.candidates import Candidates, victim_order
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Decisions, Holding, JobRequest, Queued, Reject, Snapshot
 from reconciler.scheduler.reasons import BYPASSED, Reason
@@ -63,21 +63,7 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
     ledger = Ledger(config, snapshot.holding)
     # 1. Routes.
     rejects, waiting = _routes(snapshot, ledger, now)
-    ranked: dict[int, list[Holding]] = {}  # would-be victims, each tree's in victim order
-    trees: dict[int, TreeUse] = {}
-    outstanding: dict[int, list[int]] = {}
-    pools = ledger.pools
-    for held in _in_victim_order(snapshot.holding):
-        if held.preemptible and not held.stopping and held.pool in pools:
-            tree = pools[held.pool].tree
-            found = ranked.get(id(tree))
-            if found is None:
-                found = ranked[id(tree)] = []
-                trees[id(tree)] = tree
-            found.append(held)
-        if held.stopping and held.preempted_for is not None:
-            outstanding.setdefault(held.preempted_for, []).append(held.id)
-    candidates = {key: Candidates(ledger, jobs, trees[key]) for key, jobs in ranked.items()}
+    candidates, outstanding = _candidates(snapshot, ledger)
     # 3. Order: jobs passed too often, claimants, the rest; then priority, submission, id.
     waiting = _in_order(waiting)
     # 4. Admit (or preempt), and 5. reasons.
@@ -97,6 +83,40 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
     )
 
 
+def _candidates(
+    snapshot: Snapshot, ledger: Ledger
+) -> tuple[dict[int, Candidates], dict[int, list[int]]]:
+    """Per tree, its would-be victims (preemptible, not stopping) in victim order; per waiter,
+    the jobs being stopped for it."""
+    by_pool: dict[str, list[Holding]] = {}
+    outstanding: dict[int, list[int]] = {}
+    for held in _in_victim_order(snapshot.holding):
+        if held.stopping:
+            if held.preempted_for is not None:
+                outstanding.setdefault(held.preempted_for, []).append(held.id)
+        elif held.preemptible:
+            found = by_pool.get(held.pool)
+            if found is None:
+                by_pool[held.pool] = [held]
+            else:
+                found.append(held)
+    ranked: dict[int, tuple[TreeUse, list[Holding]]] = {}
+    pools = ledger.pools
+    for name, jobs in by_pool.items():
+        use = pools.get(name)
+        if use is None:
+            continue
+        tree = use.tree
+        shared = ranked.get(id(tree))
+        if shared is None:
+            ranked[id(tree)] = (tree, jobs)
+        else:  # pools sharing a tree: their jobs in one victim order (a total order)
+            shared[1].extend(jobs)
+            shared[1].sort(key=victim_order)
+    candidates = {key: Candidates(ledger, jobs, tree) for key, (tree, jobs) in ranked.items()}
+    return candidates, outstanding
+
+
 def _in_victim_order(holding: tuple[Holding, ...]) -> list[Holding]:
     """Sorted by `victim_order` (lowest priority, then most recently admitted, then highest
     id), as three stable sorts on one field each, least significant first: no Python call
@@ -112,12 +132,15 @@ def _carry_bypass_counts(
 ) -> None:
     """A waiting job's bypass count rides in its reason, which the store keeps from cycle to
     cycle (`snapshot_of` reads it back): the bound holds across cycles and restarts."""
-    for job in snapshot.queued:
-        count = changed.get(job.id, job.bypassed)
-        if count:
+    for job_id, count in changed.items():  # counts this cycle moved
+        why = reasons.get(job_id)
+        if count and why is not None:
+            reasons[job_id] = Reason(why.code, {**why.detail, BYPASSED: count})
+    for job in snapshot.queued:  # counts as stored
+        if job.bypassed and job.id not in changed:
             why = reasons.get(job.id)
             if why is not None:
-                reasons[job.id] = Reason(why.code, {**why.detail, BYPASSED: count})
+                reasons[job.id] = Reason(why.code, {**why.detail, BYPASSED: job.bypassed})
 
 
 def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject], list[Waiting]]:
