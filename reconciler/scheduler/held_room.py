@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reconciler.scheduler.candidates import Candidates, victim_order
+from reconciler.scheduler.fit import fits_without
 from reconciler.scheduler.lanes import Lane, Waiting
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Holding, Queued, Route, Snapshot
@@ -198,7 +199,7 @@ class HeldRoom:
         floor = tree.held_floor
         if floor is None or floor > lane.route.priority:
             return False
-        return self.ledger.check(lane.route, np, removed_pool=tree.claimed) is None
+        return fits_without(lane.pool, lane.policy, lane.route.demand, np, tree.claimed, None)
 
     def _behind(self, job: Queued, lane: Lane) -> list[int]:
         """Jobs room is held for in the lane's tree that the job, were it a claimant, would go

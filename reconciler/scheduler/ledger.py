@@ -256,7 +256,8 @@ class Ledger:
         for job in claimants:
             for key, value in holds[job][2].items():
                 freed[key] += value
-        return self.check(route, np, removed_pool=dict(freed)) is None
+        pool, policy = self.pools[route.pool], self.policies[route.policy]
+        return fits_without(pool, policy, route.demand, np, freed, None)
 
     def release(self, tree: TreeUse, job: int) -> tuple[Route, bool]:
         """Free what is held for a job; returns the route it was held on and whether it was
