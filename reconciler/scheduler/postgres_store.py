@@ -327,7 +327,7 @@ class PostgresStore:
             admitted = writes.admit(decisions.admits, place)
             preempting = writes.preempt(decisions.preempts, grace)
             writes.claim(decisions.claims)
-            writes.end_queued({r.job: r.reason for r in decisions.rejects}, Status.REJECTED)
+            writes.end_queued([(r.job, r.reason) for r in decisions.rejects], Status.REJECTED)
             writes.reasons(reasons)
             conn.execute(
                 f"INSERT INTO {self._s}.sched_meta (key, value) VALUES ('cycle', %s)"
@@ -369,7 +369,7 @@ class PostgresStore:
         with self._txn() as conn:
             writes = Writes(conn, self._s, now)
             cancelled = reason(ReasonCode.CANCELLED)
-            ended = writes.end_queued(dict.fromkeys(wanted, cancelled), Status.CANCELLED)
+            ended = writes.end_queued([(job, cancelled) for job in wanted], Status.CANCELLED)
             rest = [job for job in wanted if job not in set(ended)]
             stopping = dict(
                 conn.execute(

@@ -51,7 +51,9 @@ class Writes:
     def admit(self, admits: Sequence[Admit], place: Place | None) -> list[int]:
         """Queued jobs admitted, with the capacity they hold and the place their attempts
         run; the ids admitted."""
-        by_job = {admit.job: admit for admit in admits}
+        by_job: dict[int, Admit] = {}
+        for admit in admits:
+            by_job.setdefault(admit.job, admit)  # the first wins, as one statement each would
         where = (
             (None, None, None) if place is None else (place.host, place.host_name, place.jobs_dir)
         )
@@ -119,10 +121,14 @@ class Writes:
                 (list(claims), list(claims.values())),
             )
 
-    def end_queued(self, ends: Mapping[int, Reason], status: Status) -> list[int]:
-        """Queued jobs ended (rejected, cancelled) with their reasons; the ids ended."""
-        if not ends:
+    def end_queued(self, endings: Sequence[tuple[int, Reason]], status: Status) -> list[int]:
+        """Queued jobs ended (rejected, cancelled) with their reasons; the ids ended (a job's
+        first ending wins, as one statement each would have it)."""
+        if not endings:
             return []
+        ends: dict[int, Reason] = {}
+        for job, why in endings:
+            ends.setdefault(job, why)
         whys = list(ends.values())
         ended = self._ids(
             f"UPDATE {self.s}.sched_jobs j SET status = %s, reason_code = v.code,"
