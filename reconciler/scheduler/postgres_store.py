@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import PoolformError
+from reconciler.scheduler.decoded_rows import DecodedRows
 from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Decisions, Status
 from reconciler.scheduler.postgres_tables import (
@@ -43,7 +44,6 @@ from reconciler.scheduler.sqlite_rows import (
     COLUMNS,
     cycle_of,
     event_of,
-    record_of,
     request_json,
 )
 from reconciler.scheduler.store import (
@@ -103,6 +103,7 @@ class PostgresStore:
         self._unparsable = _unparsable(dsn)
         self.location = f"{where} (schema {schema})"
         self._mutex = threading.RLock()
+        self._decoded = DecodedRows()
         try:
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(
                 dsn, autocommit=True, connect_timeout=connect_timeout
@@ -247,7 +248,8 @@ class PostgresStore:
                 (ids,),
             ):
                 held.setdefault(job, []).append((key, amount))
-        return [record_of(row, tuple(sorted(held.get(row[0], ())))) for row in rows]
+        decode = self._decoded.record
+        return [decode(row, tuple(sorted(held.get(row[0], ())))) for row in rows]
 
     def get(self, job_id: int) -> JobRecord | None:
         with self._txn(write=False) as conn:

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import PoolformError
+from reconciler.scheduler.decoded_rows import DecodedRows
 from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import HOLDING, Decisions, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
@@ -27,7 +28,6 @@ from reconciler.scheduler.sqlite_rows import (
     add_columns,
     cycle_of,
     event_of,
-    record_of,
     request_json,
 )
 from reconciler.scheduler.sqlite_writes import Writes
@@ -49,6 +49,7 @@ class SqliteStore:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self._mutex = threading.RLock()
+        self._decoded = DecodedRows()
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not self.path.exists():
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
@@ -116,7 +117,8 @@ class SqliteStore:
                 f"SELECT job, key, amount FROM allocations WHERE job IN ({marks})", chunk
             ):
                 held.setdefault(job, []).append((key, amount))
-        return [record_of(row, tuple(sorted(held.get(row[0], ())))) for row in rows]
+        decode = self._decoded.record
+        return [decode(row, tuple(sorted(held.get(row[0], ())))) for row in rows]
 
     def get(self, job_id: int) -> JobRecord | None:
         with self._txn("DEFERRED") as conn:
