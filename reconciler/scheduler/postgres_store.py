@@ -235,7 +235,7 @@ class PostgresStore:
     # -- reading -------------------------------------------------------------------------------
 
     def _select(
-        self, conn: psycopg.Connection[Any], where: str, args: Sequence[Any]
+        self, conn: psycopg.Connection[Any], where: str, args: Sequence[Any], whole: bool = False
     ) -> list[JobRecord]:
         rows = conn.execute(
             f"SELECT {COLUMNS} FROM {self._s}.sched_jobs {where} ORDER BY id", args
@@ -248,8 +248,7 @@ class PostgresStore:
                 (ids,),
             ):
                 held.setdefault(job, []).append((key, amount))
-        decode = self._decoded.record
-        return [decode(row, tuple(sorted(held.get(row[0], ())))) for row in rows]
+        return self._decoded.records(rows, held, whole=whole)
 
     def get(self, job_id: int) -> JobRecord | None:
         with self._txn(write=False) as conn:
@@ -266,8 +265,9 @@ class PostgresStore:
     ) -> list[JobRecord]:
         some = None if ids is None else ("id = ANY(%s)", sorted(int(job) for job in ids))
         where, args = job_filter(pool, status, active, "%s", some)
+        whole = active and pool is None and status is None and ids is None  # see DecodedRows
         with self._txn(write=False) as conn:
-            return self._select(conn, where, args)
+            return self._select(conn, where, args, whole)
 
     def events(self, job_id: int) -> list[Event]:
         with self._txn(write=False) as conn:

@@ -106,7 +106,10 @@ class SqliteStore:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def _select(self, conn: sqlite3.Connection, where: str, args: Sequence[Any]) -> list[JobRecord]:
+    def _select(
+        self, conn: sqlite3.Connection, where: str, args: Sequence[Any], *, whole: bool = False
+    ) -> list[JobRecord]:
+        """`whole`: the read is of every active job (see DecodedRows)."""
         rows = conn.execute(f"SELECT {COLUMNS} FROM jobs {where} ORDER BY id", args).fetchall()
         held: dict[int, list[tuple[str, int]]] = {}
         ids = [row[0] for row in rows if row[10] in (Status.ADMITTED, Status.RUNNING)]
@@ -117,8 +120,7 @@ class SqliteStore:
                 f"SELECT job, key, amount FROM allocations WHERE job IN ({marks})", chunk
             ):
                 held.setdefault(job, []).append((key, amount))
-        decode = self._decoded.record
-        return [decode(row, tuple(sorted(held.get(row[0], ())))) for row in rows]
+        return self._decoded.records(rows, held, whole=whole)
 
     def get(self, job_id: int) -> JobRecord | None:
         with self._txn("DEFERRED") as conn:
@@ -135,8 +137,9 @@ class SqliteStore:
     ) -> list[JobRecord]:
         some = None if ids is None else ("id IN (SELECT value FROM json_each(?))", _ids(ids))
         where, args = job_filter(pool, status, active, "?", some)
+        whole = active and pool is None and status is None and ids is None
         with self._txn("DEFERRED") as conn:
-            return self._select(conn, where, args)
+            return self._select(conn, where, args, whole=whole)
 
     def events(self, job_id: int) -> list[Event]:
         with self._txn("DEFERRED") as conn:

@@ -73,22 +73,34 @@ def row(db: Path) -> tuple[object, ...]:
 def test_a_nan_equals_nothing_so_a_row_holding_one_is_checked_every_time(
     row: tuple[object, ...],
 ) -> None:
-    decoded = DecodedRows(generation=2)
-    assert decoded.record(row, ()) is decoded.record(tuple(row), ())
+    decoded = DecodedRows()
+    (first,) = decoded.records([row], {}, whole=True)
+    assert decoded.records([tuple(row)], {}) == [first] and decoded.records([row], {})[0] is first
     at = COLUMNS.split(", ").index("submitted_at")
     damaged = (*row[:at], float("nan"), *row[at + 1 :])
     for _ in range(2):
         with pytest.raises(DamagedRow, match="submitted_at"):
-            decoded.record(damaged, ())
+            decoded.records([damaged], {}, whole=True)
 
 
-def test_a_row_not_read_for_a_generation_is_decoded_again(row: tuple[object, ...]) -> None:
-    decoded = DecodedRows(generation=2)
+def test_what_is_kept_is_the_last_whole_read_only(row: tuple[object, ...]) -> None:
+    decoded = DecodedRows()
     at = COLUMNS.split(", ").index("name")
-    rows = [(*row[:at], f"job-{n}", *row[at + 1 :]) for n in range(5)]
-    kept = decoded.record(rows[0], ())
-    for other in rows[1:]:
-        decoded.record(other, ())
+    a, b = ((*row[:at], name, *row[at + 1 :]) for name in ("a", "b"))
+    (kept_a,) = decoded.records([a], {}, whole=True)
+    (kept_b,) = decoded.records([b], {})  # a partial read keeps nothing
+    assert decoded.records([a, b], {}, whole=True)[0] is kept_a
+    assert decoded.records([b], {}, whole=True)[0] is not kept_b  # b was not kept before
+    assert decoded.records([a], {})[0] is not kept_a  # a was not in the last whole read
+    assert decoded.records([a], {})[0] == kept_a
 
-    again = decoded.record(rows[0], ())
-    assert again is not kept and again == kept
+
+def test_the_capacity_a_job_holds_is_part_of_what_is_matched(row: tuple[object, ...]) -> None:
+    decoded = DecodedRows()
+    job = row[0]
+    assert isinstance(job, int)
+    (empty,) = decoded.records([row], {}, whole=True)
+    (holding,) = decoded.records([row], {job: [("gpu", 1000)]}, whole=True)
+    assert (empty.amounts, holding.amounts) == ((), (("gpu", 1000),))
+    with pytest.raises(DamagedRow, match="allocations"):
+        decoded.records([row], {job: [("gpu", 1000.0)]})  # type: ignore[list-item]
