@@ -3,7 +3,9 @@
 WAL and `synchronous=NORMAL` as the state database: a process killed with kill -9 loses no
 committed transaction. Every write is one `BEGIN IMMEDIATE` transaction, so `jobs submit`,
 `jobs cancel` and the scheduler loop queue on the database lock instead of interleaving. The
-capacity a job holds is the `allocations` table; a CHECK keeps amounts non-negative.
+capacity a job holds is the `allocations` table; a CHECK keeps amounts non-negative. A cycle's
+changes are written set-wise (reconciler.scheduler.sqlite_writes), still in one transaction;
+the rows of the loop's read are decoded once (reconciler.scheduler.decoded_rows).
 """
 
 from __future__ import annotations
