@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from reconciler.errors import PoolformError
+from reconciler.scheduler.decoded_rows import DecodedRows
 from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Decisions, Status
 from reconciler.scheduler.postgres_tables import (
@@ -43,7 +44,6 @@ from reconciler.scheduler.sqlite_rows import (
     COLUMNS,
     cycle_of,
     event_of,
-    record_of,
     request_json,
 )
 from reconciler.scheduler.store import (
@@ -103,6 +103,7 @@ class PostgresStore:
         self._unparsable = _unparsable(dsn)
         self.location = f"{where} (schema {schema})"
         self._mutex = threading.RLock()
+        self._decoded = DecodedRows()
         try:
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(
                 dsn, autocommit=True, connect_timeout=connect_timeout
@@ -234,7 +235,7 @@ class PostgresStore:
     # -- reading -------------------------------------------------------------------------------
 
     def _select(
-        self, conn: psycopg.Connection[Any], where: str, args: Sequence[Any]
+        self, conn: psycopg.Connection[Any], where: str, args: Sequence[Any], whole: bool = False
     ) -> list[JobRecord]:
         rows = conn.execute(
             f"SELECT {COLUMNS} FROM {self._s}.sched_jobs {where} ORDER BY id", args
@@ -247,7 +248,7 @@ class PostgresStore:
                 (ids,),
             ):
                 held.setdefault(job, []).append((key, amount))
-        return [record_of(row, tuple(sorted(held.get(row[0], ())))) for row in rows]
+        return self._decoded.records(rows, held, whole=whole)
 
     def get(self, job_id: int) -> JobRecord | None:
         with self._txn(write=False) as conn:
@@ -264,8 +265,9 @@ class PostgresStore:
     ) -> list[JobRecord]:
         some = None if ids is None else ("id = ANY(%s)", sorted(int(job) for job in ids))
         where, args = job_filter(pool, status, active, "%s", some)
+        whole = active and pool is None and status is None and ids is None  # see DecodedRows
         with self._txn(write=False) as conn:
-            return self._select(conn, where, args)
+            return self._select(conn, where, args, whole)
 
     def events(self, job_id: int) -> list[Event]:
         with self._txn(write=False) as conn:
@@ -327,7 +329,7 @@ class PostgresStore:
             admitted = writes.admit(decisions.admits, place)
             preempting = writes.preempt(decisions.preempts, grace)
             writes.claim(decisions.claims)
-            writes.end_queued({r.job: r.reason for r in decisions.rejects}, Status.REJECTED)
+            writes.end_queued([(r.job, r.reason) for r in decisions.rejects], Status.REJECTED)
             writes.reasons(reasons)
             conn.execute(
                 f"INSERT INTO {self._s}.sched_meta (key, value) VALUES ('cycle', %s)"
@@ -369,7 +371,7 @@ class PostgresStore:
         with self._txn() as conn:
             writes = Writes(conn, self._s, now)
             cancelled = reason(ReasonCode.CANCELLED)
-            ended = writes.end_queued(dict.fromkeys(wanted, cancelled), Status.CANCELLED)
+            ended = writes.end_queued([(job, cancelled) for job in wanted], Status.CANCELLED)
             rest = [job for job in wanted if job not in set(ended)]
             stopping = dict(
                 conn.execute(

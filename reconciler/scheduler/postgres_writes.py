@@ -38,8 +38,10 @@ class Writes:
             for row in rows:
                 copy.write_row(row)
 
-    def event(self, job: int, status: str, why: Reason) -> None:
-        self.events.append((job, self.now, status, why.code.value, why.message))
+    def event(self, job: int, status: str, why: Reason, message: str | None = None) -> None:
+        """`message`: the reason's sentence, when the caller has rendered it already."""
+        text = why.message if message is None else message
+        self.events.append((job, self.now, status, why.code.value, text))
 
     def flush(self) -> None:
         self.copy("sched_events", EVENT_COLUMNS, self.events)
@@ -51,7 +53,9 @@ class Writes:
     def admit(self, admits: Sequence[Admit], place: Place | None) -> list[int]:
         """Queued jobs admitted, with the capacity they hold and the place their attempts
         run; the ids admitted."""
-        by_job = {admit.job: admit for admit in admits}
+        by_job: dict[int, Admit] = {}
+        for admit in admits:
+            by_job.setdefault(admit.job, admit)  # the first wins, as one statement each would
         where = (
             (None, None, None) if place is None else (place.host, place.host_name, place.jobs_dir)
         )
@@ -90,24 +94,34 @@ class Writes:
         return admitted
 
     def preempt(self, preempts: Sequence[Preempt], grace: float) -> list[int]:
-        """Stop requests with a deadline for held jobs not already stopping; the ids asked."""
-        preempting: list[int] = []
+        """Stop requests with a deadline for held jobs not already stopping, in one statement;
+        the ids asked (a victim named twice is asked once, by the first preemptor naming it,
+        as one statement per preemptor would have it)."""
+        asks: dict[int, tuple[int, Reason, str, str]] = {}
         for preempt in preempts:
             why = reason(ReasonCode.PREEMPTING, preemptor=preempt.preemptor, why=preempt.why)
-            stopped = dict(
-                self.conn.execute(
-                    f"UPDATE {self.s}.sched_jobs SET stop = 'preempt', stop_deadline = %s,"
-                    " preempted_for = %s, reason_code = %s, reason_message = %s,"
-                    " reason_detail = %s WHERE id = ANY(%s) AND status IN ('admitted', 'running')"
-                    " AND stop IS NULL RETURNING id, status",
-                    (self.now + grace, preempt.preemptor, why.code.value, why.message,
-                     why.detail_json(), list(preempt.victims)),
-                ).fetchall()
-            )  # fmt: skip
-            for victim in dict.fromkeys(preempt.victims):
-                if victim in stopped:
-                    self.event(victim, stopped[victim], why)
-                    preempting.append(victim)
+            ask = (preempt.preemptor, why, why.message, why.detail_json())
+            for victim in preempt.victims:
+                asks.setdefault(victim, ask)
+        if not asks:
+            return []
+        rows = list(asks.values())
+        stopped = dict(
+            self.conn.execute(
+                f"UPDATE {self.s}.sched_jobs j SET stop = 'preempt', stop_deadline = %s,"
+                " preempted_for = v.preemptor, reason_code = v.code, reason_message = v.message,"
+                " reason_detail = v.detail FROM unnest(%s::bigint[], %s::bigint[], %s::text[],"
+                " %s::text[], %s::text[]) AS v(job, preemptor, code, message, detail)"
+                " WHERE j.id = v.job AND j.status IN ('admitted', 'running') AND j.stop IS NULL"
+                " RETURNING j.id, j.status",
+                (self.now + grace, list(asks), [r[0] for r in rows],
+                 [r[1].code.value for r in rows], [r[2] for r in rows], [r[3] for r in rows]),
+            ).fetchall()
+        )  # fmt: skip
+        preempting = [victim for victim in asks if victim in stopped]
+        for victim in preempting:
+            _, why, message, _ = asks[victim]
+            self.event(victim, stopped[victim], why, message)
         return preempting
 
     def claim(self, claims: Mapping[int, float]) -> None:
@@ -119,10 +133,14 @@ class Writes:
                 (list(claims), list(claims.values())),
             )
 
-    def end_queued(self, ends: Mapping[int, Reason], status: Status) -> list[int]:
-        """Queued jobs ended (rejected, cancelled) with their reasons; the ids ended."""
-        if not ends:
+    def end_queued(self, endings: Sequence[tuple[int, Reason]], status: Status) -> list[int]:
+        """Queued jobs ended (rejected, cancelled) with their reasons; the ids ended (a job's
+        first ending wins, as one statement each would have it)."""
+        if not endings:
             return []
+        ends: dict[int, Reason] = {}
+        for job, why in endings:
+            ends.setdefault(job, why)
         whys = list(ends.values())
         ended = self._ids(
             f"UPDATE {self.s}.sched_jobs j SET status = %s, reason_code = v.code,"
@@ -143,6 +161,7 @@ class Writes:
         if not reasons:
             return
         whys = list(reasons.values())
+        messages = [w.message for w in whys]  # rendered once, for the row and the event
         new_code = {
             int(row[0])
             for row in self.conn.execute(
@@ -152,14 +171,14 @@ class Writes:
                 " %s::text[], %s::text[]) AS v(job, code, message, detail)"
                 f" JOIN {self.s}.sched_jobs o ON o.id = v.job AND o.status = 'queued') AS w"
                 " WHERE j.id = w.job RETURNING j.id, w.old IS DISTINCT FROM w.code",
-                (list(reasons), [w.code.value for w in whys], [w.message for w in whys],
+                (list(reasons), [w.code.value for w in whys], messages,
                  [w.detail_json() for w in whys]),
             ).fetchall()
             if row[1]
         }  # fmt: skip
-        for job, why in reasons.items():
+        for (job, why), message in zip(reasons.items(), messages, strict=True):
             if job in new_code:
-                self.event(job, Status.QUEUED.value, why)
+                self.event(job, Status.QUEUED.value, why, message)
 
     def start(self, batch: Sequence[Started]) -> None:
         """Distinct jobs' current attempts run as their pids."""

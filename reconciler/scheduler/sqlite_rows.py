@@ -219,6 +219,14 @@ def _unfit(name: str, value: object) -> str | None:
 _WHAT = {"int": "a whole number", "count": "a whole number", "time": "a number", "text": "text"}
 
 
+def sound_types(row: tuple[Any, ...], amounts: Amounts) -> bool:
+    """Every column holds a value of its kind's type (or NULL where one may be), and every
+    amount held is a whole number: the part of the checks that equal values can differ in."""
+    return all(map(isinstance, row, _ROW_TYPES)) and all(
+        type(amount) is int for _, amount in amounts
+    )
+
+
 def check_row(row: tuple[Any, ...]) -> None:
     """DamagedRow naming the first column of the row that holds what poolform never writes
     there. A sound row (every one, but for hand edits) passes the quick test alone."""

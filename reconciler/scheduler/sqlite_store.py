@@ -3,7 +3,9 @@
 WAL and `synchronous=NORMAL` as the state database: a process killed with kill -9 loses no
 committed transaction. Every write is one `BEGIN IMMEDIATE` transaction, so `jobs submit`,
 `jobs cancel` and the scheduler loop queue on the database lock instead of interleaving. The
-capacity a job holds is the `allocations` table; a CHECK keeps amounts non-negative.
+capacity a job holds is the `allocations` table; a CHECK keeps amounts non-negative. A cycle's
+changes are written set-wise (reconciler.scheduler.sqlite_writes), still in one transaction;
+the rows of the loop's read are decoded once (reconciler.scheduler.decoded_rows).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import PoolformError
+from reconciler.scheduler.decoded_rows import DecodedRows
 from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import HOLDING, Decisions, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
@@ -27,9 +30,9 @@ from reconciler.scheduler.sqlite_rows import (
     add_columns,
     cycle_of,
     event_of,
-    record_of,
     request_json,
 )
+from reconciler.scheduler.sqlite_writes import Writes
 from reconciler.scheduler.store import (
     Committed,
     Ended,
@@ -48,6 +51,7 @@ class SqliteStore:
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self._mutex = threading.RLock()
+        self._decoded = DecodedRows()
         self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if not self.path.exists():
             os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
@@ -104,7 +108,10 @@ class SqliteStore:
 
     # -- reading ---------------------------------------------------------------------------------
 
-    def _select(self, conn: sqlite3.Connection, where: str, args: Sequence[Any]) -> list[JobRecord]:
+    def _select(
+        self, conn: sqlite3.Connection, where: str, args: Sequence[Any], *, whole: bool = False
+    ) -> list[JobRecord]:
+        """`whole`: the read is of every active job (see DecodedRows)."""
         rows = conn.execute(f"SELECT {COLUMNS} FROM jobs {where} ORDER BY id", args).fetchall()
         held: dict[int, list[tuple[str, int]]] = {}
         ids = [row[0] for row in rows if row[10] in (Status.ADMITTED, Status.RUNNING)]
@@ -115,7 +122,7 @@ class SqliteStore:
                 f"SELECT job, key, amount FROM allocations WHERE job IN ({marks})", chunk
             ):
                 held.setdefault(job, []).append((key, amount))
-        return [record_of(row, tuple(sorted(held.get(row[0], ())))) for row in rows]
+        return self._decoded.records(rows, held, whole=whole)
 
     def get(self, job_id: int) -> JobRecord | None:
         with self._txn("DEFERRED") as conn:
@@ -132,8 +139,9 @@ class SqliteStore:
     ) -> list[JobRecord]:
         some = None if ids is None else ("id IN (SELECT value FROM json_each(?))", _ids(ids))
         where, args = job_filter(pool, status, active, "?", some)
+        whole = active and pool is None and status is None and ids is None
         with self._txn("DEFERRED") as conn:
-            return self._select(conn, where, args)
+            return self._select(conn, where, args, whole=whole)
 
     def events(self, job_id: int) -> list[Event]:
         with self._txn("DEFERRED") as conn:
@@ -150,15 +158,9 @@ class SqliteStore:
 
     # -- writing ---------------------------------------------------------------------------------
 
-    @staticmethod
-    def _event(conn: sqlite3.Connection, job: int, now: float, status: Status, why: Reason) -> None:
-        conn.execute(
-            "INSERT INTO events (job, time, status, code, message) VALUES (?, ?, ?, ?, ?)",
-            (job, now, status.value, why.code.value, why.message),
-        )
-
     def submit(self, jobs: Sequence[NewJob], now: float) -> list[JobRecord]:
         with self._txn() as conn:
+            writes = Writes(conn, now)
             batch = 0
             ids: list[int] = []
             for job in jobs:
@@ -194,11 +196,11 @@ class SqliteStore:
                     batch = job_id
                     conn.execute("UPDATE jobs SET batch = ? WHERE id = ?", (batch, job_id))
                 ids.append(job_id)
-                self._event(conn, job_id, now, Status.QUEUED, reason(ReasonCode.SUBMITTED))
+                writes.event(job_id, Status.QUEUED.value, reason(ReasonCode.SUBMITTED))
                 if job.status is not Status.QUEUED:
-                    self._event(conn, job_id, now, job.status, why)
-            marks = ",".join("?" * len(ids))
-            return self._select(conn, f"WHERE id IN ({marks})", ids) if ids else []
+                    writes.event(job_id, job.status.value, why)
+            writes.flush()
+            return self._select(conn, *_among(ids)) if ids else []
 
     def commit(
         self,
@@ -208,182 +210,54 @@ class SqliteStore:
         grace: float,
         place: Place | None = None,
     ) -> Committed:
-        admitted: list[int] = []
-        preempting: list[int] = []
-        where = (
-            (None, None, None) if place is None else (place.host, place.host_name, place.jobs_dir)
-        )
         with self._txn() as conn:
-            for admit in decisions.admits:
-                done = conn.execute(
-                    "UPDATE jobs SET status = 'admitted', pool = ?, policy = ?, priority = ?,"
-                    " worker = ?, attempt = attempt + 1, pid = NULL, pid_start = NULL, admitted_at = ?,"
-                    " claim_until = NULL, reason_code = NULL, reason_message = NULL,"
-                    " reason_detail = NULL, place_host = ?, place_name = ?, place_dir = ?"
-                    " WHERE id = ? AND status = 'queued'",
-                    (admit.pool, admit.policy, admit.priority, admit.worker, now, *where,
-                     admit.job),
-                ).rowcount  # fmt: skip
-                if not done:
-                    continue
-                conn.executemany(
-                    "INSERT INTO allocations (job, pool, policy, key, amount) VALUES (?,?,?,?,?)",
-                    [(admit.job, admit.pool, admit.policy, k, v) for k, v in admit.amounts],
-                )
-                on = f" on worker {admit.worker}" if admit.worker else ""
-                via = "" if admit.policy.endswith("/*") else f" via policy {admit.policy}"
-                why = reason(ReasonCode.ADMITTED, pool=admit.pool, via=via, on=on)
-                self._event(conn, admit.job, now, Status.ADMITTED, why)
-                admitted.append(admit.job)
-            for preempt in decisions.preempts:
-                why = reason(ReasonCode.PREEMPTING, preemptor=preempt.preemptor, why=preempt.why)
-                for victim in preempt.victims:
-                    done = conn.execute(
-                        "UPDATE jobs SET stop = 'preempt', stop_deadline = ?, preempted_for = ?,"
-                        " reason_code = ?, reason_message = ?, reason_detail = ?"
-                        " WHERE id = ? AND status IN ('admitted', 'running') AND stop IS NULL",
-                        (
-                            now + grace,
-                            preempt.preemptor,
-                            why.code.value,
-                            why.message,
-                            why.detail_json(),
-                            victim,
-                        ),
-                    ).rowcount
-                    if done:
-                        status = conn.execute("SELECT status FROM jobs WHERE id = ?", (victim,))
-                        self._event(conn, victim, now, Status(status.fetchone()[0]), why)
-                        preempting.append(victim)
-            for preemptor, until in decisions.claims.items():
-                conn.execute(
-                    "UPDATE jobs SET claim_until = ? WHERE id = ? AND status = 'queued'",
-                    (until, preemptor),
-                )
-            for reject in decisions.rejects:
-                self._end_queued(conn, reject.job, Status.REJECTED, reject.reason, now)
-            self._reasons(conn, reasons, now)
+            writes = Writes(conn, now)
+            admitted = writes.admit(decisions.admits, place)
+            preempting = writes.preempt(decisions.preempts, grace)
+            writes.claim(decisions.claims)
+            writes.end_queued([(r.job, r.reason) for r in decisions.rejects], Status.REJECTED)
+            writes.reasons(reasons)
             conn.execute(
                 "INSERT INTO meta (key, value) VALUES ('cycle', ?) ON CONFLICT (key)"
                 " DO UPDATE SET value = excluded.value",
                 (str(decisions.cycle),),
             )
-            records = (
-                self._select(
-                    conn,
-                    f"WHERE id IN ({','.join('?' * len(admitted + preempting))})",
-                    admitted + preempting,
-                )
-                if admitted or preempting
-                else []
-            )
+            writes.flush()
+            wanted = admitted + preempting
+            records = self._select(conn, *_among(wanted)) if wanted else []
         by_id = {r.id: r for r in records}
         return Committed(tuple(by_id[i] for i in admitted), tuple(by_id[i] for i in preempting))
-
-    def _reasons(self, conn: sqlite3.Connection, reasons: Mapping[int, Reason], now: float) -> None:
-        """Write the queued reasons that changed; a new code is also a history event."""
-        for job, why in reasons.items():
-            row = conn.execute(
-                "SELECT reason_code FROM jobs WHERE id = ? AND status = 'queued'", (job,)
-            ).fetchone()
-            if row is None:
-                continue
-            conn.execute(
-                "UPDATE jobs SET reason_code = ?, reason_message = ?, reason_detail = ?"
-                " WHERE id = ?",
-                (why.code.value, why.message, why.detail_json(), job),
-            )
-            if row[0] != why.code.value:
-                self._event(conn, job, now, Status.QUEUED, why)
-
-    def _end_queued(
-        self, conn: sqlite3.Connection, job: int, status: Status, why: Reason, now: float
-    ) -> bool:
-        done = conn.execute(
-            "UPDATE jobs SET status = ?, reason_code = ?, reason_message = ?, reason_detail = ?,"
-            " finished_at = ?, claim_until = NULL WHERE id = ? AND status = 'queued'",
-            (status.value, why.code.value, why.message, why.detail_json(), now, job),
-        ).rowcount
-        if done:
-            self._event(conn, job, now, status, why)
-        return bool(done)
 
     def started(self, starts: Sequence[Started], now: float) -> None:
         if not starts:
             return
         with self._txn() as conn:
-            for start in starts:
-                done = conn.execute(
-                    "UPDATE jobs SET status = 'running', pid = ?, pid_start = ?,"
-                    " started_at = COALESCE(started_at, ?) WHERE id = ? AND attempt = ?"
-                    " AND status IN ('admitted', 'running')",
-                    (start.pid, start.since, now, start.job, start.attempt),
-                ).rowcount
-                if done:
-                    code = ReasonCode.ADOPTED if start.adopted else ReasonCode.STARTED
-                    why = reason(code, pid=start.pid, attempt=start.attempt)
-                    self._event(conn, start.job, now, Status.RUNNING, why)
+            writes = Writes(conn, now)
+            writes.start(starts)
+            writes.flush()
 
     def killed(self, job_id: int, now: float) -> None:
         with self._txn() as conn:
             conn.execute("UPDATE jobs SET killed = 1 WHERE id = ?", (job_id,))
 
     def ended(self, endings: Sequence[Ended], now: float) -> list[int]:
-        changed: list[int] = []
         if not endings:
-            return changed
+            return []
         with self._txn() as conn:
-            for item in endings:
-                ending, why = item.ending, item.ending.reason
-                finished = None if ending.status is Status.QUEUED else now
-                done = conn.execute(
-                    "UPDATE jobs SET status = ?, reason_code = ?, reason_message = ?,"
-                    " reason_detail = ?, exit_code = ?, retries_left = ?, finished_at = ?,"
-                    " stop = NULL, stop_deadline = NULL, killed = 0, pid = NULL, pid_start = NULL,"
-                    " worker = CASE WHEN ? = 'queued' THEN NULL ELSE worker END"
-                    " WHERE id = ? AND attempt = ? AND status IN ('admitted', 'running')",
-                    (
-                        ending.status.value,
-                        why.code.value,
-                        why.message,
-                        why.detail_json(),
-                        ending.exit_code,
-                        ending.retries_left,
-                        finished,
-                        ending.status.value,
-                        item.job,
-                        item.attempt,
-                    ),
-                ).rowcount
-                if not done:
-                    continue
-                conn.execute("DELETE FROM allocations WHERE job = ?", (item.job,))
-                self._event(conn, item.job, now, ending.status, why)
-                changed.append(item.job)
+            writes = Writes(conn, now)
+            changed = writes.end(endings)
+            writes.flush()
         return changed
 
     def cancel(self, job_ids: Sequence[int], now: float, grace: float) -> list[JobRecord]:
-        changed: list[int] = []
-        why = reason(ReasonCode.CANCELLED)
-        asked = reason(ReasonCode.CANCEL_REQUESTED)
+        cancelled = reason(ReasonCode.CANCELLED)
         with self._txn() as conn:
-            for job in job_ids:
-                if self._end_queued(conn, job, Status.CANCELLED, why, now):
-                    changed.append(job)
-                    continue
-                done = conn.execute(
-                    "UPDATE jobs SET stop = 'cancel', stop_deadline = MIN(COALESCE(stop_deadline,"
-                    " ?), ?), reason_code = ?, reason_message = ?, reason_detail = '{}'"
-                    " WHERE id = ? AND status IN ('admitted', 'running')"
-                    " AND (stop IS NULL OR stop = 'preempt')",
-                    (now + grace, now + grace, asked.code.value, asked.message, job),
-                ).rowcount
-                if done:
-                    status = conn.execute("SELECT status FROM jobs WHERE id = ?", (job,))
-                    self._event(conn, job, now, Status(status.fetchone()[0]), asked)
-                    changed.append(job)
-            marks = ",".join("?" * len(changed))
-            return self._select(conn, f"WHERE id IN ({marks})", changed) if changed else []
+            writes = Writes(conn, now)
+            ended = writes.end_queued([(job, cancelled) for job in job_ids], Status.CANCELLED)
+            rest = [job for job in job_ids if job not in set(ended)]
+            changed = ended + writes.ask_to_cancel(rest, grace)
+            writes.flush()
+            return self._select(conn, *_among(changed)) if changed else []
 
 
 __all__ = ["HOLDING", "SqliteStore"]
@@ -392,3 +266,8 @@ __all__ = ["HOLDING", "SqliteStore"]
 def _ids(ids: Collection[int]) -> str:
     """A set of job ids as one argument (a JSON array): no limit on how many."""
     return json.dumps(sorted(int(job) for job in ids))
+
+
+def _among(ids: Collection[int]) -> tuple[str, tuple[str]]:
+    """The WHERE clause (and its argument) of the jobs among `ids`."""
+    return "WHERE id IN (SELECT value FROM json_each(?))", (_ids(ids),)
