@@ -107,7 +107,7 @@ class Lease:
         data, etag = found
         try:
             body = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # damaged: a lease naming no holder
             body = {}
         return (body if isinstance(body, dict) else {}), etag
 
