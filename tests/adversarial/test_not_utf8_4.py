@@ -39,11 +39,14 @@ def test_a_configuration_directory_named_with_a_byte_that_is_not_utf8_applies(
         ["local", "terminate", f"i-{NOT_UTF8}"],
         ["local", "delete-group", f"worker_pool.{NOT_UTF8}"],
         ["local", "resize-group", f"machine_pool.{NOT_UTF8}", "--max", "3"],
+        ["jobs", "submit", "jobs/hello.yaml", "--subject", f"team/{NOT_UTF8}"],
+        ["jobs", "list", "--pool", NOT_UTF8],
+        ["jobs", "cancel", "--pool", NOT_UTF8],
     ],
 )
 def test_an_id_that_is_not_utf8_names_nothing(pf: Pf, quick: Path, command: list[str]) -> None:
     assert pf("apply", quick, "--auto-approve").returncode == 0
-    result = pf(*command, "--chdir", quick)
+    result = pf("--chdir", quick, *command)
     assert result.returncode == 1
     assert "not UTF-8 text" in result.stderr and "internal error" not in result.stderr
     assert pf("plan", quick, "--detailed-exitcode").returncode == 0
