@@ -3,6 +3,7 @@ unknown keys refused with a did-you-mean (a typo in `provider_settings` must not
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,12 +23,23 @@ def check_known(provider: str, settings: Mapping[str, Any], known: Sequence[str]
         raise settings_error(provider, f"unknown setting {unknown[0]!r}{hint}")
 
 
+# Past any count, second or millisecond a setting means (about 31 years in seconds), and
+# below what sleeping or waiting that long can still represent. NaN and infinities are never
+# a setting: the YAML loader refuses them, and so does this for values from the environment.
+LARGEST = 1e9
+
+
 def number(provider: str, key: str, value: Any, *, low: float, high: float | None = None) -> float:
     try:
         result = float(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise settings_error(provider, f"{key} must be a number, got {value!r}") from None
-    if isinstance(value, bool) or result < low or (high is not None and result > high):
-        bound = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
+    top = LARGEST if high is None else high
+    if isinstance(value, bool) or not math.isfinite(result):
+        raise settings_error(provider, f"{key} must be a finite number, got {value!r}")
+    if not low <= result <= top:
+        bound = f"between {low:g} and {top:g}" if high is not None else f"at least {low:g}"
+        if high is None and result > low:
+            bound = f"at most {top:g}"
         raise settings_error(provider, f"{key} must be {bound}, got {value!r}")
     return result

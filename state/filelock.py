@@ -40,7 +40,7 @@ def _holder_from(text: str) -> LockInfo | None:
     try:
         data = json.loads(text)
         return LockInfo(**{k: data[k] for k in LockInfo.__dataclass_fields__ if k in data})
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return LockInfo("unknown", "unknown", "unknown", 0, "unknown", "unknown")
 
 

@@ -13,6 +13,7 @@ configuration (AWS_ENDPOINT_URL, profiles, ...). Nothing here prints a password.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import time
@@ -28,6 +29,7 @@ from state.protocol import StateBackend
 __all__ = ["Location", "location_from_url", "open_location"]
 
 PG_URL_VARIABLE = "POOLFORM_PG_URL"
+LEASE_LOW, LEASE_HIGH = 1.0, 3600.0  # seconds, as the Cluster's state.lease_seconds
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,13 @@ def _s3(url: str) -> Location:
     try:
         lease = float(query.get("lease", "30"))
     except ValueError:
-        raise StateError(f"{url!r}: lease must be a number of seconds") from None
+        lease = math.nan
+    # As the Cluster's lease_seconds: a lease of NaN, 0 or a negative length would never run
+    # out (a dead holder's lock kept for good) or run out at once (two holders).
+    if not LEASE_LOW <= lease <= LEASE_HIGH:
+        raise StateError(
+            f"{url!r}: lease must be a number of seconds from {LEASE_LOW:g} to {LEASE_HIGH:g}"
+        )
     return Location(
         "s3",
         bucket=parts.netloc,

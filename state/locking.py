@@ -54,7 +54,7 @@ def default_who() -> str:
         user = getpass.getuser()
     except (KeyError, OSError):
         user = str(os.getuid())
-    return f"{user}@{socket.gethostname()}"
+    return _text(f"{user}@{socket.gethostname()}")
 
 
 def new_lock_info(
@@ -64,13 +64,22 @@ def new_lock_info(
     return LockInfo(
         lock_id=str(uuid.uuid4()),
         operation=operation,
-        who=who or default_who(),
+        who=_text(who or default_who()),
         pid=os.getpid(),
-        host=socket.gethostname(),
+        host=_text(socket.gethostname()),
         created=utc_now(),
-        path=path,
-        info=info,
+        path=_text(path),
+        info=_text(info),
     )
+
+
+def _text(value: str) -> str:
+    """`value` as text every backend stores: bytes that are not UTF-8 (a user name from $USER,
+    a directory's name, as the OS hands them over) are kept as `\\xff` escapes."""
+    try:
+        return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a lone surrogate no OS name holds
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def wait_for_lock(

@@ -12,7 +12,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from state.errors import StateError
+from state.errors import StateDamaged, StateError
 from state.model import ControlObject, ResourceRecord
 
 __all__ = [
@@ -183,6 +183,11 @@ def decode_object(
     tags: str,
     token: str,
 ) -> ControlObject:
-    return ControlObject(
-        object_id, address, lineage, resource_type, json.loads(attributes), json.loads(tags), token
-    )
+    where = f"control-plane object {object_id!r} ({address})"
+    try:
+        values = _loads(attributes, "its attributes"), _loads(tags, "its tags")
+    except ValueError as exc:
+        raise StateDamaged(f"the state's {where} is damaged: {exc}") from None
+    if not all(isinstance(value, dict) for value in values):
+        raise StateDamaged(f"the state's {where} is damaged: its attributes or tags are no map")
+    return ControlObject(object_id, address, lineage, resource_type, values[0], values[1], token)

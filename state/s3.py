@@ -212,6 +212,8 @@ class S3Backend:
             return json.loads(data)
         except ValueError as exc:
             raise StateDamaged(f"the S3 state object {key} is damaged: {exc}") from None
+        except RecursionError:  # nesting no state document has
+            raise StateDamaged(f"the S3 state object {key} is damaged: nested too deeply") from None
 
     @staticmethod
     def _dump(value: Any) -> bytes:

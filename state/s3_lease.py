@@ -12,6 +12,7 @@ frees the lock within one lease length, and no human ever needs to break it.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -46,6 +47,18 @@ def _holder(body: dict[str, Any]) -> LockInfo:
         return LockInfo(**fields)
     except TypeError:
         return LockInfo("unknown", "unknown", "unknown", 0, "unknown", "unknown")
+
+
+# The lengths a lease may say it lasts (the Cluster's state.lease_seconds allows the same).
+LEASE_LOW, LEASE_HIGH = 1.0, 3600.0
+
+
+def _length(said: Any, own: float) -> float:
+    """How long to watch a lease whose ETag does not change: the length it says, unless that
+    is no length a poolform writes (NaN, infinite, 0, negative, a damaged body), which would
+    keep a dead holder's lock for good or end a live one's at once."""
+    number = isinstance(said, int | float) and not isinstance(said, bool)
+    return float(said) if number and LEASE_LOW <= said <= LEASE_HIGH else own
 
 
 class Lease:
@@ -94,7 +107,7 @@ class Lease:
         data, etag = found
         try:
             body = json.loads(data)
-        except ValueError:
+        except (ValueError, RecursionError):  # damaged: a lease naming no holder
             body = {}
         return (body if isinstance(body, dict) else {}), etag
 
@@ -107,9 +120,7 @@ class Lease:
         now = self.clock()
         if self._watch is None or self._watch[0] != etag:
             self._watch = (etag, now)
-        seconds = body.get("seconds")
-        length = float(seconds) if isinstance(seconds, int | float) else self.seconds
-        return now - self._watch[1] >= length
+        return now - self._watch[1] >= _length(body.get("seconds"), self.seconds)
 
     # -- the Locker -----------------------------------------------------------------------
 
@@ -151,7 +162,7 @@ class Lease:
 
     def _wait_hint(self, body: dict[str, Any]) -> str:
         expires = body.get("expires_at")
-        if isinstance(expires, int | float):
+        if isinstance(expires, int | float) and math.isfinite(expires):
             left = max(0.0, expires - self.wall())
             return f"its lease runs out in {left:.0f}s unless renewed (then it is taken over)"
         return ""

@@ -82,7 +82,7 @@ def parse_description(text: str | None) -> dict[str, Any]:
     """The JSON a poolform resource carries in its description; {} for anything else."""
     try:
         data = json.loads(text or "")
-    except ValueError:
+    except (ValueError, RecursionError):  # free text anyone may write: nesting poolform never
         return {}
     return data if isinstance(data, dict) and TAG_LINEAGE in data else {}
 

@@ -147,6 +147,25 @@ def set_idle(state_dir: Path | str, instance_id: str, idle: bool) -> None:
             raise ProviderError(ErrorKind.NOT_FOUND, f"no running instance {instance_id}")
 
 
+# What a cloud's API takes for a group's numbers (an Auto Scaling group's sizes are 32-bit).
+MAX_GROUP_SIZE = 2**31 - 1
+
+
+def _check_sizes(values: dict[str, Any]) -> None:
+    """Refused as a cloud console refuses them: a negative or overlong number, bounds the
+    wrong way round. A wanted count outside the bounds stays possible (drift shows it)."""
+    for name, value in values.items():
+        if not 0 <= int(value) <= MAX_GROUP_SIZE:
+            raise ProviderError(
+                ErrorKind.PERMANENT, f"{name} must be from 0 to {MAX_GROUP_SIZE}, not {value}"
+            )
+    if values["min_size"] > values["max_size"]:
+        raise ProviderError(
+            ErrorKind.PERMANENT,
+            f"min_size {values['min_size']} is above max_size {values['max_size']}",
+        )
+
+
 def set_group_size(
     state_dir: Path | str,
     address: str,
@@ -168,6 +187,7 @@ def set_group_size(
             "min_size": row["min_size"] if min_size is None else min_size,
             "max_size": row["max_size"] if max_size is None else max_size,
         }
+        _check_sizes(values)
         conn.execute(
             "UPDATE groups SET desired = ?, min_size = ?, max_size = ? WHERE id = ?",
             (values["desired"], values["min_size"], values["max_size"], row["id"]),

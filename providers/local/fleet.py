@@ -317,6 +317,10 @@ class Fleet:
                 return False
             count = int(group["desired"]) - int(group["running"])
             launch_type, market = self._launch_shape(conn, group, None)
+            try:  # before a directory per instance: a count set by hand may be huge
+                self.cloud.check_capacity(conn, launch_type, market, count)
+            except ProviderError:  # no capacity: the group stays short, and drift says so
+                return False
         ids = [new_id("i") for _ in range(count)]
         dirs = [Path(self.cloud.workdir(i)) for i in ids]
         try:

@@ -85,7 +85,7 @@ class Knobs:
             capacity_error_rate=_number(
                 "capacity_error_rate", raw.get("capacity_error_rate", 0), low=0, high=1
             ),
-            seed=None if seed is None else int(_number("seed", seed, low=0)),
+            seed=None if seed is None else int(_number("seed", seed, low=0, high=2**63)),
             setup_timeout=_number("setup_timeout", raw.get("setup_timeout", 60), low=0.001),
             capacity=_capacity(raw.get("capacity", {})),
         )

@@ -291,13 +291,18 @@ class LocalCloud:
             "INSERT INTO instances (id, group_id, instance_type, market_type, state, idle,"
             " launched_at, tags, workdir) VALUES (?, ?, ?, ?, 'running', 1, ?, ?, ?)",
             [
-                (i, group_id, instance_type, market, now, dumps(dict(tags)), self.workdir(i))
+                (i, group_id, instance_type, market, now, dumps(dict(tags)), self.shown(i))
                 for i in instance_ids
             ],
         )
 
     def workdir(self, instance_id: str) -> str:
         return str(self.workers_dir / instance_id)
+
+    def shown(self, instance_id: str) -> str:
+        """The worker's directory as the text kept for `local instances`: bytes of its path
+        that are not UTF-8 (a directory's name, as the OS has it) as `\\xff` escapes."""
+        return os.fsencode(self.workdir(instance_id)).decode("utf-8", "backslashreplace")
 
     @staticmethod
     def running(conn: sqlite3.Connection, group_id: str) -> list[sqlite3.Row]:

@@ -26,6 +26,7 @@ MIN_REDACTED_LINE = 4  # shorter lines of a multi-line secret are too common to 
 PID_NAME = "setup.pid"
 WORKER_ENV = "POOLFORM_WORKER_ID"  # set for `setup`: how upkeep finds a killed boot's processes
 TAIL_LINES = 20
+SETUPS_AT_ONCE = 8  # `setup` processes a boot runs at the same time
 
 
 def _copy_in(source: Path, destination: Path) -> None:
@@ -107,12 +108,32 @@ def run_setups(
     *,
     secrets: Sequence[str] = (),
 ) -> None:
-    """Run `setup` in every directory at once; PERMANENT (with the log tail) if one fails.
+    """Run `setup` in every directory, SETUPS_AT_ONCE at a time; PERMANENT (with the log tail)
+    if one fails. A cloud boots each worker on a machine of its own; here they share this one,
+    so a pool of a thousand workers must not start a thousand `setup` processes (and what they
+    start) at once. Each gets `timeout` from its own start.
 
     Each worker's directory keeps the pid of its `setup` (setup.pid) while it runs, so what a
     killed poolform leaves running can be found and ended (providers/local/upkeep.py)."""
     if not setup or not setup.strip():
         return
+    items = list(directories.items())
+    for first in range(0, len(items), SETUPS_AT_ONCE):
+        wave = dict(items[first : first + SETUPS_AT_ONCE])
+        _run_wave(wave, setup, env, timeout, address, secrets)
+    for directory in directories.values():
+        _redact_log(directory, secrets)
+        (directory / PID_NAME).unlink(missing_ok=True)
+
+
+def _run_wave(
+    directories: Mapping[str, Path],
+    setup: str,
+    env: Mapping[str, str],
+    timeout: float,
+    address: str,
+    secrets: Sequence[str],
+) -> None:
     started: dict[str, subprocess.Popen[bytes]] = {}
     try:
         for worker_id, directory in directories.items():
@@ -139,9 +160,6 @@ def run_setups(
             if code != 0:
                 why = f"exited with status {code}"
                 raise _failed(address, worker_id, directories, why, secrets)
-        for directory in directories.values():
-            _redact_log(directory, secrets)
-            (directory / PID_NAME).unlink(missing_ok=True)
     finally:
         for process in started.values():
             if process.poll() is None:

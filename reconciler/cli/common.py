@@ -34,6 +34,19 @@ lock_timeout_option = click.option(
 )
 
 
+def utf8_text(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A click callback for a name or ID argument (not a path): bytes that are not UTF-8,
+    which the OS hands over as they are, can name nothing poolform keeps; say so, exit 1."""
+    if value is not None:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise click.BadParameter(
+                f"{printable(value)} is not UTF-8 text, so it names nothing", param=param
+            ) from None
+    return value
+
+
 def parse_timeout(text: str) -> float:
     """A `--lock-timeout`: a duration as the configuration takes them (`30s`, `2m`, `1m30s`),
     or a bare number of seconds."""

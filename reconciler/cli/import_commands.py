@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.common import lock_timeout_option, parse_timeout
+from reconciler.cli.common import lock_timeout_option, parse_timeout, utf8_text
 from reconciler.errors import PoolformError
 
 DIR_OPTION = click.option(
@@ -17,8 +17,8 @@ DIR_OPTION = click.option(
 
 
 @click.command("import")
-@click.argument("address")
-@click.argument("provider_id", metavar="ID")
+@click.argument("address", callback=utf8_text)
+@click.argument("provider_id", metavar="ID", callback=utf8_text)
 @DIR_OPTION
 @lock_timeout_option
 def import_(address: str, provider_id: str, directory: Path, lock_timeout: str) -> None:
@@ -80,7 +80,7 @@ def local_instances(directory: Path) -> None:
 
 
 @local.command("terminate")
-@click.argument("instance_id")
+@click.argument("instance_id", callback=utf8_text)
 @DIR_OPTION
 def local_terminate(instance_id: str, directory: Path) -> None:
     """Terminate one instance, as a spot reclaim or an operator would."""
@@ -91,8 +91,10 @@ def local_terminate(instance_id: str, directory: Path) -> None:
 
 
 @local.command("change-template")
-@click.argument("address")
-@click.option("--instance-type", required=True, help="The instance type to set.")
+@click.argument("address", callback=utf8_text)
+@click.option(
+    "--instance-type", required=True, callback=utf8_text, help="The instance type to set."
+)
 @DIR_OPTION
 def local_change_template(address: str, instance_type: str, directory: Path) -> None:
     """Change a machine type's launch template by hand."""
@@ -103,7 +105,7 @@ def local_change_template(address: str, instance_type: str, directory: Path) -> 
 
 
 @local.command("delete-group")
-@click.argument("address")
+@click.argument("address", callback=utf8_text)
 @DIR_OPTION
 def local_delete_group(address: str, directory: Path) -> None:
     """Delete an instance group and its instances by hand."""
@@ -114,7 +116,7 @@ def local_delete_group(address: str, directory: Path) -> None:
 
 
 @local.command("resize-group")
-@click.argument("address")
+@click.argument("address", callback=utf8_text)
 @click.option("--desired", type=int, help="Instances wanted, as the scheduler would set it.")
 @click.option("--min", "min_size", type=int, help="A new lower bound, as a console edit.")
 @click.option("--max", "max_size", type=int, help="A new upper bound, as a console edit.")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from reconciler.cli.common import utf8_text
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
@@ -60,7 +61,7 @@ def _named(_ctx: click.Context, _param: click.Parameter, value: str | None) -> s
     with POOL unset) must not fall back to the job file's pool or the default one."""
     if value is not None and not value.strip():
         raise click.BadParameter("an empty name; give one, or leave the option out")
-    return value
+    return utf8_text(_ctx, _param, value)
 
 
 def _pool_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:

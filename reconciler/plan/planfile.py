@@ -19,6 +19,7 @@ import contextlib
 import hashlib
 import json
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -80,17 +81,38 @@ def write_plan(
     envelope["checksum"] = _sealed(envelope)
     if not path.name or path.name in (".", ".."):
         raise PoolformError(f"-out {path!s}: the plan needs a file name")
-    tmp = path.with_name(path.name + ".tmp")
+    _refuse_to_overwrite(path)
+    tmp: Path | None = None
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        # A fresh name of its own (O_EXCL): a file or link already at a fixed temporary name
+        # is never truncated or written through.
+        fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        tmp = Path(name)
         with os.fdopen(fd, "w") as handle:
             json.dump(envelope, handle, indent=1, sort_keys=True)
             handle.write("\n")
         os.replace(tmp, path)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
         raise PoolformError(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
+
+
+def _refuse_to_overwrite(path: Path) -> None:
+    """`-out` replaces an earlier plan file (or an empty file), never anything else: a
+    configuration's own YAML file or a user's file given by mistake is kept."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:  # nothing there (or a dangling link, which is replaced)
+        return
+    except OSError as exc:
+        raise PoolformError(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
+    if size and not is_plan_file(path):
+        raise PoolformError(
+            f"-out {path}: a file is there that is not a poolform plan; it was left as it is",
+            hint="name another file for the plan, or remove this one first",
+        )
 
 
 def is_plan_file(path: Path) -> bool:

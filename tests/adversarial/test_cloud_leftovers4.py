@@ -1,0 +1,67 @@
+"""What a cloud hands back that poolform did not make, under a name poolform's list filter
+matches: a Compute instance template named with this state's prefix whose description is no
+poolform description (deeply nested JSON, as anyone may write into that free-text field). It
+is someone else's object: plan and drift leave it alone, and it breaks no command. Runs the
+installed poolform against the local Compute endpoint (tests/gcp)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.conftest import Pf
+from tests.conftest import EXAMPLES
+from tests.gcp.conftest import cloud, endpoint
+from tests.gcp.fake_cloud import FakeCloud
+from tests.gcp.fake_compute import FakeComputeServer
+
+__all__ = ["cloud", "endpoint"]  # the local Compute endpoint's fixtures
+
+CLUSTER = """kind: Cluster
+name: demo
+provider: gcp
+region: us-central1
+default_compute_pool: demo-machine-pool
+provider_settings:
+  project: poolform-test
+  poll_interval: 0
+"""
+
+
+@pytest.fixture
+def gcp_config(tmp_path: Path, cloud: FakeCloud) -> Path:
+    target = tmp_path / "anyscale-gcp"
+    shutil.copytree(EXAMPLES / "anyscale-gcp", target, ignore=shutil.ignore_patterns("*.md"))
+    (target / "cluster.yaml").write_text(CLUSTER.replace("poolform-test", cloud.project))
+    return target
+
+
+@pytest.mark.parametrize(
+    "description",
+    ["[" * 1500, "{" * 1500, '{"poolform:lineage": ' + "[" * 1500, "not json", ""],
+)
+def test_a_stranger_under_this_states_name_prefix_is_left_alone(
+    pf: Pf, gcp_config: Path, endpoint: FakeComputeServer, cloud: FakeCloud, description: str
+) -> None:
+    env = {"POOLFORM_GCP_ENDPOINT": endpoint.url}
+    assert pf("apply", gcp_config, "--auto-approve", env=env).returncode == 0
+    ours = next(iter(cloud.templates))
+    prefix = "-".join(ours.split("-")[:2])  # pf-<lineage hash>
+    name = f"{prefix}-made-by-someone-else"
+    with cloud.lock:
+        cloud.templates[name] = cloud._resource(
+            name,
+            "global/instanceTemplates",
+            {
+                "name": name,
+                "description": description,
+                "properties": {"machineType": "n2-standard-8", "labels": {}},
+            },
+        )
+    for command in (["drift", gcp_config], ["plan", gcp_config, "--detailed-exitcode"]):
+        result = pf(*command, env=env)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "internal error" not in result.stderr
+    assert name in cloud.templates  # never deleted: not ours
