@@ -8,7 +8,9 @@ went, instead of writing to a fork of it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
 
 from state.errors import StateError
 from state.locking import lock_state
@@ -30,7 +32,7 @@ class Migrated:
 
 def migrate(source: StateBackend, target: StateBackend, lock_timeout: float = 0) -> Migrated:
     """Copy ``source`` into the empty ``target``; StateError when anything differs after."""
-    if source.location == target.location:
+    if _same_state(source, target):
         raise StateError(f"the source and the target are the same state ({source.location})")
     with (
         lock_state(source, "state migrate", lock_timeout),
@@ -72,3 +74,16 @@ def migrate(source: StateBackend, target: StateBackend, lock_timeout: float = 0)
         len(history),
         len(objects),
     )
+
+
+def _same_state(source: StateBackend, target: StateBackend) -> bool:
+    """The same location, or two spellings of one file (`a/../a/state.db`, a link to it)."""
+    if source.location == target.location:
+        return True
+    mine, theirs = getattr(source, "path", None), getattr(target, "path", None)
+    if not isinstance(mine, Path) or not isinstance(theirs, Path):
+        return False
+    try:
+        return os.path.samefile(mine, theirs)
+    except OSError:  # one of them is not there (yet)
+        return False

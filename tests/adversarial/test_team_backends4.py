@@ -120,3 +120,21 @@ def test_a_dead_holders_lease_of_no_length_is_taken_over(
     assert applied.returncode == 0, applied.stderr
     assert "Took over the state lock" in applied.stderr + applied.stdout
     assert pf("plan", directory, "--detailed-exitcode", env=env).returncode == 0
+
+
+@pytest.mark.parametrize("spelling", [".poolform/../.poolform/state.db", "link-to-state.db"])
+def test_a_migrate_to_another_spelling_of_the_same_file_says_so_and_changes_nothing(
+    pf: Pf, tmp_path: Path, spelling: str
+) -> None:
+    """`--to` naming the state's own file by another path (a `..`, a symbolic link) is the
+    same state: refused as such, not as a lock held by this very migrate."""
+    directory = team(tmp_path / "team", "  backend: sqlite\n")
+    assert pf("apply", directory, "--auto-approve").returncode == 0
+    (directory / "link-to-state.db").symlink_to(directory / ".poolform" / "state.db")
+    before = tree_digest(tmp_path)
+    moved = pf("state", "migrate", "--to", str(directory / spelling), "--chdir", directory)
+    assert moved.returncode == 1, moved.stdout
+    assert "the source and the target are the same state" in moved.stderr
+    assert tree_digest(tmp_path) == before
+    still = pf("plan", directory, "--detailed-exitcode")  # not marked moved
+    assert still.returncode == 0, still.stderr
