@@ -13,9 +13,10 @@ capacity_timeout          seconds to wait for the instances a change launches (d
 instance_refresh_timeout  seconds to wait for a rolling instance refresh (default 3600)
 instance_warmup           seconds an instance refresh waits after each new instance
 poll_interval             seconds between polls while waiting (default 5)
-max_attempts              HTTP attempts per call, retries included (default 3): botocore's
-                          standard retry mode is the one retry layer for AWS requests, and the
-                          apply walker never retries an error it gave up on
+max_attempts              HTTP attempts per call, retries included (default 3, at most
+                          MAX_ATTEMPTS): botocore's standard retry mode is the one retry layer
+                          for AWS requests, and the apply walker never retries an error it gave
+                          up on
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ _KEYS = (
 
 def _bad(message: str) -> ProviderError:
     return settings_error("aws", message)
+
+
+# 20 retries, as GCP's `retries` allows. Far past this, an endpoint that keeps failing would be
+# retried for hours per call (botocore's standard mode backs off up to 20 s an attempt): a run
+# that never ends instead of an error.
+MAX_ATTEMPTS = 21
 
 
 def _number(settings: Mapping[str, Any], key: str, default: float, low: float) -> float:
@@ -84,7 +91,11 @@ class AwsSettings:
             if warmup is None
             else int(_number(settings, "instance_warmup", 0, 0)),
             poll_interval=_number(settings, "poll_interval", 5.0, 0),
-            max_attempts=int(_number(settings, "max_attempts", 3, 1)),
+            max_attempts=int(
+                number(
+                    "aws", "max_attempts", settings.get("max_attempts", 3), low=1, high=MAX_ATTEMPTS
+                )
+            ),
         )
 
 

@@ -30,6 +30,7 @@ def _refusals(directory: Path) -> list[tuple[str, int, int, str]]:
     [
         ("aws", "  image_id: ami-1\n  max_attempts: lots\n", 7, "max_attempts must be a number"),
         ("aws", "  subnet_ids: [1, 2]\n", 6, "subnet_ids must be a list of strings"),
+        ("aws", "  max_attempts: 1000000000\n", 6, "max_attempts must be between 1 and 21"),
         ("gcp", "  project: p\n  page_size: 501\n", 7, "page_size must be between 1 and 500"),
         ("gcp", "  project: p\n  retries: -1\n", 7, "retries must be between 0 and 20"),
         ("local", "  capacity: {m5.large: {RESERVED: 1}}\n", 6, "capacity market 'RESERVED'"),
