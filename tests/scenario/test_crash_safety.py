@@ -167,6 +167,6 @@ def test_apply_converges_with_twenty_percent_faults(tmp_path: Path) -> None:
         retried += "retrying" in result.stdout
         write_forty(directory, "a", latency_ms=0, fault_rate=0.0)
         assert poolform("plan", directory, "--detailed-exitcode").returncode == 0
-    # Faults are drawn at random: a run may, rarely, draw none the walker sees (one CI run in
-    # hundreds did), but the faults must have been there and retried in nearly every run.
+    # Faults are drawn at random: a run may, rarely, draw none the walker sees (it happened
+    # once in CI), but they must have been there and retried in nearly every run.
     assert retried >= 15
