@@ -1,4 +1,5 @@
-"""What the benchmarks share: how `poolform` is started, and the Terraform peer configuration.
+"""What the benchmarks share: how `poolform` is started, the Terraform peer configuration, and how
+a block of figures is written into bench/README.md.
 
 `poolform` is the console script of this interpreter's environment, not the first on PATH: a
 version manager's shim (pyenv's is a bash script) adds about 0.1 s to every start, which is not
@@ -7,7 +8,9 @@ poolform's time.
 
 from __future__ import annotations
 
+import datetime
 import os
+import platform
 import shutil
 import sys
 from pathlib import Path
@@ -42,3 +45,22 @@ def write_terraform_config(directory: Path, resources: int) -> None:
                 f'resource "terraform_data" "r_{chain}_{depth}" {{\n  input = {value}\n}}\n'
             )
     (directory / "main.tf").write_text("\n".join(parts), encoding="utf-8")
+
+
+def write_figures(readme: Path, start: str, end: str, lines: list[str], speed: float) -> None:
+    """Replace what lies between the `start` and `end` markers of `readme` with `lines`, headed
+    by when, where and how fast this machine was (`speed`: seconds of CPU for 10 million
+    Python additions). Nothing is written where the markers are missing."""
+    content = readme.read_text(encoding="utf-8")
+    if start not in content:
+        return
+    head, rest = content.split(start, 1)
+    _, tail = rest.split(end, 1)
+    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    load = os.getloadavg()[0]
+    block = (
+        f"{start}\nMeasured {when} on {machine}, load average {load:.1f}; this machine's "
+        f"speed today: 10 million Python additions in {speed:.2f} s of CPU.\n\n"
+    )
+    readme.write_text(head + block + "\n".join(lines) + "\n" + end + tail, encoding="utf-8")

@@ -15,9 +15,7 @@ calls into the driver, and the statements SQLite stepped; PostgreSQL: the round 
 from __future__ import annotations
 
 import argparse
-import datetime
 import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -31,6 +29,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import reconciler.scheduler.loop as loop_module
+from bench._shared import write_figures
 from bench.bench_scheduler import NoopExecutor, calibration
 from bench.scheduler_trace import big_config, big_snapshot
 from reconciler.scheduler.executor import Observation, Phase
@@ -298,19 +297,7 @@ def summary(kind: str, busy: bool, figures: list[CycleFigures]) -> str:
 
 
 def write_readme(lines: list[str], speed: float) -> None:
-    content = README.read_text(encoding="utf-8")
-    if START not in content:
-        return
-    head, rest = content.split(START, 1)
-    _, tail = rest.split(END, 1)
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    load = os.getloadavg()[0]
-    block = (
-        f"{START}\nMeasured {when} on {machine}, load average {load:.1f}; this machine's "
-        f"speed today: 10 million Python additions in {speed:.2f} s of CPU.\n\n"
-    )
-    README.write_text(head + block + "\n".join(lines) + "\n" + END + tail, encoding="utf-8")
+    write_figures(README, START, END, lines, speed)
 
 
 HEADER = [

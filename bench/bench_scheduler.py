@@ -20,9 +20,6 @@ The table is printed and written into bench/README.md between the scheduler mark
 from __future__ import annotations
 
 import argparse
-import datetime
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -31,6 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench._shared import write_figures
 from bench.scheduler_trace import (
     KUEUE,
     big_config,
@@ -247,19 +245,7 @@ def table(
 
 
 def write_readme(lines: list[str], speed: float) -> None:
-    content = README.read_text(encoding="utf-8")
-    if START not in content:
-        return
-    head, rest = content.split(START, 1)
-    _, tail = rest.split(END, 1)
-    machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
-    when = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-    load = os.getloadavg()[0]
-    block = (
-        f"{START}\nMeasured {when} on {machine}, load average {load:.1f}; this machine's "
-        f"speed today: 10 million Python additions in {speed:.2f} s of CPU.\n\n"
-    )
-    README.write_text(head + block + "\n".join(lines) + "\n" + END + tail, encoding="utf-8")
+    write_figures(README, START, END, lines, speed)
 
 
 def main() -> None:
