@@ -11,210 +11,27 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.common import utf8_text
+from reconciler.cli.scheduler_context import job_context
+from reconciler.cli.scheduler_options import (
+    JOB_ID,
+    STATUSES,
+    Duration,
+    Seconds,
+    dir_option,
+    json_option,
+    name_option_value,
+    pool_option_value,
+)
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
-    from reconciler.loading import Configuration
-    from reconciler.scheduler.context import SchedulerContext
     from reconciler.scheduler.loop import CycleReport
-    from reconciler.scheduler.store import JobRecord, SchedulerStore
-    from state import StateSnapshot
-
-# Job ids are SQLite's and PostgreSQL's 64-bit integers: anything else names no job.
-JOB_ID = click.IntRange(1, 2**63 - 1)
-STATUSES = ("queued", "admitted", "running", "succeeded", "failed", "cancelled", "rejected")
-
-
-def dir_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option(
-        "--dir",
-        "directory",
-        type=click.Path(path_type=Path, file_okay=False),
-        default=None,
-        help="The configuration directory whose applied state jobs run on (default: the "
-        "nearest one with a .poolform/ directory, from the job file's or this directory up).",
-    )(function)
-
-
-def _configuration_dir(directory: Path | None, near: Path | None = None) -> Path:
-    """--dir, or the nearest directory holding poolform state, from the job file's directory
-    (then the current one) upwards; the current directory when there is none."""
-    if directory is not None:
-        return directory
-    starts = ([near.resolve().parent] if near is not None else []) + [Path.cwd()]
-    for start in starts:
-        for candidate in (start, *start.parents):
-            if (candidate / ".poolform").is_dir():
-                return candidate
-    return Path(".")
-
-
-def _named(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    """A pool or subject given on the command line is a name: an empty one (`--pool "$POOL"`
-    with POOL unset) must not fall back to the job file's pool or the default one."""
-    if value is not None and not value.strip():
-        raise click.BadParameter("an empty name; give one, or leave the option out")
-    return utf8_text(_ctx, _param, value)
-
-
-def _pool_name(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
-    """A pool to submit to is a name as the configuration writes it (as the job file's `pool`
-    is): anything else names no pool, and would only be recorded as a rejected job."""
-    import re
-
-    from schemas.base import NAME_PATTERN
-
-    value = _named(ctx, param, value)
-    if value is not None and not re.fullmatch(NAME_PATTERN, value):
-        shown = value if len(value) <= 60 else value[:60] + "..."
-        raise click.BadParameter(
-            f"{shown!r} is not a pool name (lower case letters, digits, '.', '_' and '-', "
-            "at most 63)"
-        )
-    return value
-
-
-def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(
-        function
-    )
-
-
-if TYPE_CHECKING:
-    _ParamType = click.ParamType[float, Any]  # generic only in click 8.2 and later
-else:
-    _ParamType = click.ParamType
-
-
-class Duration(_ParamType):
-    """`30s`, `1m30s`, or a bare number of seconds (`0`): never negative, NaN or infinite."""
-
-    name = "duration"
-
-    def convert(
-        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
-    ) -> float:
-        from schemas.quantities import parse_duration
-
-        if isinstance(value, float):
-            return value
-        text = str(value)
-        bare = text.strip().replace(".", "", 1).isdigit()
-        try:
-            return float(parse_duration(float(text) if bare else text))
-        except ValueError as error:
-            self.fail(str(error), param, ctx)
-
-
-class Seconds(click.FloatRange):
-    """A FloatRange that also refuses NaN (every comparison with NaN is false, so a plain
-    range lets it through, and a loop sleeping NaN seconds never sleeps)."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if number != number:
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        return number
-
-
-def _context(
-    directory: Path | None, near: Path | None = None, *, submitting: bool = False
-) -> SchedulerContext:
-    """The scheduler's store and executor beside the configuration's state, reading state
-    through one consistent read per call (no lock, no serial change)."""
-    from reconciler.checks import load_configuration
-    from reconciler.scheduler.context import STORE_NAME, open_context
-    from reconciler.workspace import open_state, state_path
-
-    where = _configuration_dir(directory, near).resolve()
-    configuration = load_configuration(where)
-    # A job command never writes where nothing was applied: a `.poolform/` made there would
-    # be taken for that directory's state next time.
-    if configuration.declares_nothing:
-        raise PoolformError(
-            f"{where} holds no poolform configuration (no *.yaml files, no .poolform/ in it "
-            "or above)",
-            hint="run job commands in the configuration's directory, or name it with --chdir DIR",
-        )
-    path = state_path(configuration)
-    backend = configuration.cluster.state.backend
-    # A queue already there (the state moved away, a volume not mounted) is still watched and
-    # listed; a job is only submitted against applied pools.
-    queue_there = backend != "postgres" and (path.parent / STORE_NAME).exists()
-    if backend != "postgres" and (submitting or not queue_there):
-        applied = path.exists() if backend == "sqlite" else _applied(configuration)
-        if not applied:
-            raise _nothing_applied(where)
-
-    def read_state() -> StateSnapshot | None:
-        if configuration.cluster.state.backend == "sqlite" and not path.exists():
-            return None
-        backend = open_state(configuration)
-        try:
-            return backend.read()
-        finally:
-            backend.close()
-
-    store = _team_store(configuration, where, submitting)
-    return open_context(path.parent, read_state, store=store)
-
-
-def _nothing_applied(where: Path) -> PoolformError:
-    return PoolformError(
-        f"nothing has been applied in {where} yet: it has no pools for jobs",
-        hint=f"run `poolform apply {where}` first, or name the configuration's "
-        "directory with --chdir DIR",
-    )
-
-
-def _applied(configuration: Configuration) -> bool:
-    """Whether the configuration's (team) state exists. A state that cannot be read is left
-    to the command's own reading of it, which names what is wrong."""
-    from reconciler.workspace import open_state
-    from state.errors import StateError
-
-    try:
-        backend = open_state(configuration)
-    except (StateError, PoolformError):
-        return True
-    try:
-        return backend.exists()
-    except StateError:
-        return True
-    finally:
-        backend.close()
-
-
-def _team_store(
-    configuration: Configuration, where: Path, submitting: bool
-) -> SchedulerStore | None:
-    """On a PostgreSQL state, the scheduler's store is there too: one queue for every machine.
-    Its tables are made with the first job command after an apply, never where nothing was
-    applied (a job command there says so and writes nothing)."""
-    from reconciler.workspace import state_location
-
-    location = state_location(configuration)
-    if location.backend != "postgres":
-        return None
-    from reconciler.scheduler.postgres_store import NoQueue, PostgresStore
-
-    try:
-        store = PostgresStore(location.dsn, schema=location.schema, create=False)
-    except NoQueue:
-        if not _applied(configuration):
-            raise _nothing_applied(where) from None
-        return PostgresStore(location.dsn, schema=location.schema)
-    if submitting and not _applied(configuration):
-        store.close()
-        raise _nothing_applied(where)
-    return store
+    from reconciler.scheduler.store import JobRecord
 
 
 def _echo_json(data: object) -> None:
@@ -246,10 +63,12 @@ def jobs() -> None:
 
 @jobs.command("submit")
 @click.argument("job_file", type=click.Path(path_type=Path, dir_okay=False))
-@click.option("--pool", callback=_pool_name, help="Run on this pool (overrides the job file).")
+@click.option(
+    "--pool", callback=pool_option_value, help="Run on this pool (overrides the job file)."
+)
 @click.option(
     "--subject",
-    callback=_named,
+    callback=name_option_value,
     help="Account to this subject's policy (overrides the job file).",
 )
 @click.option("--num-jobs", type=click.IntRange(1, 100_000), help="Submit N jobs, ranks 0..N-1.")
@@ -272,7 +91,7 @@ def jobs_submit(
     from reconciler.scheduler.jobfile import Overrides
     from reconciler.scheduler.views import submitted_json
 
-    ctx = _context(directory, near=job_file, submitting=True)
+    ctx = job_context(directory, near=job_file, submitting=True)
     try:
         overrides = Overrides(pool, subject, num_jobs, priority, preemptible)
         result = usecases.submit(ctx, job_file, overrides)
@@ -294,7 +113,7 @@ def jobs_submit(
 
 
 @jobs.command("list")
-@click.option("--pool", callback=_named, help="Only jobs on this pool.")
+@click.option("--pool", callback=name_option_value, help="Only jobs on this pool.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only jobs with this status.")
 @json_option
 @dir_option
@@ -304,7 +123,7 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
     from reconciler.scheduler.model import Status
     from reconciler.scheduler.views import list_json
 
-    ctx = _context(directory)
+    ctx = job_context(directory)
     try:
         found = usecases.list_jobs(ctx, pool, Status(status) if status else None)
     finally:
@@ -326,7 +145,7 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
     from reconciler.scheduler import jobs as usecases
     from reconciler.scheduler.views import detail_json
 
-    ctx = _context(directory)
+    ctx = job_context(directory)
     try:
         detail = usecases.show(ctx, job_id)
     finally:
@@ -341,7 +160,9 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
 
 @jobs.command("cancel")
 @click.argument("job_ids", type=JOB_ID, nargs=-1)
-@click.option("--pool", callback=_named, help="Cancel every queued and running job of this pool.")
+@click.option(
+    "--pool", callback=name_option_value, help="Cancel every queued and running job of this pool."
+)
 @click.option(
     "--grace",
     type=Duration(),
@@ -367,7 +188,7 @@ def jobs_cancel(
         raise click.UsageError(
             "--gone takes job ids, not --pool: name each job whose place is gone"
         )
-    ctx = _context(directory)
+    ctx = job_context(directory)
     try:
         here = usecases.here(ctx)
         if gone:
@@ -417,7 +238,7 @@ def jobs_logs(job_id: int, follow: bool, directory: Path | None) -> None:
     """A job's output (every attempt), as captured in its log file."""
     from reconciler.scheduler import jobs as usecases
 
-    ctx = _context(directory)
+    ctx = job_context(directory)
     try:
         away = usecases.log_elsewhere(ctx, job_id)
         if away is not None:
@@ -453,7 +274,7 @@ def pools_status(name: str | None, as_json: bool, directory: Path | None) -> Non
     from reconciler.scheduler.pools import pools_status as usecase
     from reconciler.scheduler.views import pools_json
 
-    ctx = _context(directory)
+    ctx = job_context(directory)
     try:
         found = usecase(ctx, name)
     finally:
@@ -534,7 +355,7 @@ def scheduler_run(
         while not stop["asked"] and time.monotonic() < deadline:
             time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
-    ctx = _context(directory)
+    ctx = job_context(directory)
     previous = [signal.signal(s, ask_stop) for s in (signal.SIGINT, signal.SIGTERM)]
     try:
         if not once:

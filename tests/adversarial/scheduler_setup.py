@@ -110,7 +110,7 @@ def admitted_not_started(tmp_path: Path) -> tuple[Path, Path]:
     before starting its process (kill -9 between the two): (the directory, the marker)."""
     import pytest
 
-    from reconciler.cli.scheduler_commands import _context
+    from reconciler.cli.scheduler_context import job_context
     from reconciler.scheduler.loop import SchedulerLoop
     from tests.scheduler.fakes import CrashBeforeStart, FakeExecutor, World
     from tests.scheduler.scenario import ok, statuses
@@ -119,7 +119,7 @@ def admitted_not_started(tmp_path: Path) -> tuple[Path, Path]:
     marker = tmp_path / "ran"
     job = job_file(tmp_path, f"kind: Job\nname: j\npool: seats\nrun: touch {marker}\n")
     ok("jobs", "submit", job, "--chdir", directory)
-    ctx = _context(directory)
+    ctx = job_context(directory)
     try:
         loop = SchedulerLoop(ctx.store, FakeExecutor(World(), crash_after=0), ctx.read_config,
                              ctx.clock)  # fmt: skip

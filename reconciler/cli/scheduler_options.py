@@ -1,0 +1,97 @@
+"""The options and argument types the `jobs`, `pools` and `scheduler` commands share: job ids,
+statuses, names, durations, `--dir` and `--json`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from reconciler.cli.common import utf8_text
+
+# Job ids are SQLite's and PostgreSQL's 64-bit integers: anything else names no job.
+JOB_ID = click.IntRange(1, 2**63 - 1)
+STATUSES = ("queued", "admitted", "running", "succeeded", "failed", "cancelled", "rejected")
+
+
+def dir_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--dir",
+        "directory",
+        type=click.Path(path_type=Path, file_okay=False),
+        default=None,
+        help="The configuration directory whose applied state jobs run on (default: the "
+        "nearest one with a .poolform/ directory, from the job file's or this directory up).",
+    )(function)
+
+
+def name_option_value(
+    _ctx: click.Context, _param: click.Parameter, value: str | None
+) -> str | None:
+    """A pool or subject given on the command line is a name: an empty one (`--pool "$POOL"`
+    with POOL unset) must not fall back to the job file's pool or the default one."""
+    if value is not None and not value.strip():
+        raise click.BadParameter("an empty name; give one, or leave the option out")
+    return utf8_text(_ctx, _param, value)
+
+
+def pool_option_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A pool to submit to is a name as the configuration writes it (as the job file's `pool`
+    is): anything else names no pool, and would only be recorded as a rejected job."""
+    import re
+
+    from schemas.base import NAME_PATTERN
+
+    value = name_option_value(ctx, param, value)
+    if value is not None and not re.fullmatch(NAME_PATTERN, value):
+        shown = value if len(value) <= 60 else value[:60] + "..."
+        raise click.BadParameter(
+            f"{shown!r} is not a pool name (lower case letters, digits, '.', '_' and '-', "
+            "at most 63)"
+        )
+    return value
+
+
+def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(
+        function
+    )
+
+
+if TYPE_CHECKING:
+    _ParamType = click.ParamType[float, Any]  # generic only in click 8.2 and later
+else:
+    _ParamType = click.ParamType
+
+
+class Duration(_ParamType):
+    """`30s`, `1m30s`, or a bare number of seconds (`0`): never negative, NaN or infinite."""
+
+    name = "duration"
+
+    def convert(
+        self, value: Any, param: click.Parameter | None, ctx: click.Context | None
+    ) -> float:
+        from schemas.quantities import parse_duration
+
+        if isinstance(value, float):
+            return value
+        text = str(value)
+        bare = text.strip().replace(".", "", 1).isdigit()
+        try:
+            return float(parse_duration(float(text) if bare else text))
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+class Seconds(click.FloatRange):
+    """A FloatRange that also refuses NaN (every comparison with NaN is false, so a plain
+    range lets it through, and a loop sleeping NaN seconds never sleeps)."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number:
+            self.fail(f"{value!r} is not a number of seconds", param, ctx)
+        return number
