@@ -25,11 +25,11 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from state.errors import StateError
 from state.locking import Clock, Sleep
 from state.protocol import StateBackend
+from state.s3_lease import LEASE_HIGH, LEASE_LOW
 
 __all__ = ["Location", "location_from_url", "open_location"]
 
 PG_URL_VARIABLE = "POOLFORM_PG_URL"
-LEASE_LOW, LEASE_HIGH = 1.0, 3600.0  # seconds, as the Cluster's state.lease_seconds
 
 
 @dataclass(frozen=True)
