@@ -9,21 +9,12 @@ import uuid
 from pathlib import Path
 
 from tests.adversarial.conftest import Pf
+from tests.adversarial.test_team_backends4 import POOL, team
 from tests.state.services import BUCKET, moto_s3, s3_endpoint
 
 __all__ = ["moto_s3", "s3_endpoint"]  # the S3 fixtures (moto in server mode, over HTTP)
 
 DEEP = b"[" * 100_000
-POOL = "kind: ResourcePool\nname: seats\ncapacity: {seat: 2}\n"
-
-
-def team(directory: Path, state: str) -> Path:
-    directory.mkdir()
-    (directory / "cluster.yaml").write_text(
-        f"kind: Cluster\nname: team\nprovider: local\nstate:\n{state}"
-    )
-    (directory / "pool.yaml").write_text(POOL)
-    return directory
 
 
 def grow(directory: Path) -> None:
