@@ -38,30 +38,33 @@ def gcp_config(tmp_path: Path, cloud: FakeCloud) -> Path:
     return target
 
 
-@pytest.mark.parametrize(
-    "description",
-    ["[" * 1500, "{" * 1500, '{"poolform:lineage": ' + "[" * 1500, "not json", ""],
-)
+# Descriptions anyone may write: nested past any reader, a forged poolform key, no JSON, none.
+DESCRIPTIONS = ["[" * 1500, "{" * 1500, '{"poolform:lineage": ' + "[" * 1500, "not json", ""]
+
+
 def test_a_stranger_under_this_states_name_prefix_is_left_alone(
-    pf: Pf, gcp_config: Path, endpoint: FakeComputeServer, cloud: FakeCloud, description: str
+    pf: Pf, gcp_config: Path, endpoint: FakeComputeServer, cloud: FakeCloud
 ) -> None:
+    """One stranger per description, all at once: every one of them is listed back by each
+    command and must be passed over."""
     env = {"POOLFORM_GCP_ENDPOINT": endpoint.url}
     assert pf("apply", gcp_config, "--auto-approve", env=env).returncode == 0
     ours = next(iter(cloud.templates))
     prefix = "-".join(ours.split("-")[:2])  # pf-<lineage hash>
-    name = f"{prefix}-made-by-someone-else"
+    strangers = [f"{prefix}-made-by-someone-else-{n}" for n in range(len(DESCRIPTIONS))]
     with cloud.lock:
-        cloud.templates[name] = cloud._resource(
-            name,
-            "global/instanceTemplates",
-            {
-                "name": name,
-                "description": description,
-                "properties": {"machineType": "n2-standard-8", "labels": {}},
-            },
-        )
+        for name, description in zip(strangers, DESCRIPTIONS, strict=True):
+            cloud.templates[name] = cloud._resource(
+                name,
+                "global/instanceTemplates",
+                {
+                    "name": name,
+                    "description": description,
+                    "properties": {"machineType": "n2-standard-8", "labels": {}},
+                },
+            )
     for command in (["drift", gcp_config], ["plan", gcp_config, "--detailed-exitcode"]):
         result = pf(*command, env=env)
         assert result.returncode == 0, result.stdout + result.stderr
         assert "internal error" not in result.stderr
-    assert name in cloud.templates  # never deleted: not ours
+    assert all(name in cloud.templates for name in strangers)  # never deleted: not ours

@@ -10,8 +10,6 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from tests.adversarial.conftest import Pf
 from tests.conftest import EXAMPLES
 from tests.gcp.conftest import cloud, endpoint
@@ -32,24 +30,20 @@ provider_settings:
 POOL = "kind: ResourcePool\nname: seats\ncapacity: {seat: 2}\n"
 
 
-@pytest.mark.parametrize(
-    ("column", "damage"),
-    [
-        ("attributes", "{bad"),
-        ("attributes", "[1]"),
-        ("attributes", '{"capacity": {"seat": NaN}}'),
-        ("attributes", "[" * 5000),
-        ("tags", '"a string"'),
-    ],
-)
+# Each damage a hand edit can leave, in the column where it is left.
+DAMAGES = [
+    ("attributes", "{bad"),
+    ("attributes", "[1]"),
+    ("attributes", '{"capacity": {"seat": NaN}}'),
+    ("attributes", "[" * 5000),
+    ("tags", '"a string"'),
+]
+
+
 def test_a_damaged_control_plane_object_is_named(
-    pf: Pf,
-    tmp_path: Path,
-    endpoint: FakeComputeServer,
-    cloud: FakeCloud,
-    column: str,
-    damage: str,
+    pf: Pf, tmp_path: Path, endpoint: FakeComputeServer, cloud: FakeCloud
 ) -> None:
+    """One apply, then each damage in turn: named by plan and drift, then restored."""
     directory = tmp_path / "gcp"
     shutil.copytree(EXAMPLES / "anyscale-gcp", directory, ignore=shutil.ignore_patterns("*.md"))
     (directory / "cluster.yaml").write_text(CLUSTER.format(project=cloud.project))
@@ -57,20 +51,22 @@ def test_a_damaged_control_plane_object_is_named(
     env = {"POOLFORM_GCP_ENDPOINT": endpoint.url}
     assert pf("apply", directory, "--auto-approve", env=env).returncode == 0
     database = directory / ".poolform" / "state.db"
-    with sqlite3.connect(database) as db:
-        (kept,) = db.execute(
-            f"SELECT {column} FROM objects WHERE address = 'resource_pool.seats'"
-        ).fetchone()
-        db.execute(
-            f"UPDATE objects SET {column} = ? WHERE address = 'resource_pool.seats'", (damage,)
-        )
-    for command in (["plan", directory], ["drift", directory]):
-        result = pf(*command, env=env)
-        assert result.returncode == 1, result.stdout
-        assert "control-plane object" in result.stderr and "resource_pool.seats" in result.stderr
-        assert "damaged" in result.stderr and "internal error" not in result.stderr
-    with sqlite3.connect(database) as db:
-        db.execute(
-            f"UPDATE objects SET {column} = ? WHERE address = 'resource_pool.seats'", (kept,)
-        )
+    for column, damage in DAMAGES:
+        with sqlite3.connect(database) as db:
+            (kept,) = db.execute(
+                f"SELECT {column} FROM objects WHERE address = 'resource_pool.seats'"
+            ).fetchone()
+            db.execute(
+                f"UPDATE objects SET {column} = ? WHERE address = 'resource_pool.seats'", (damage,)
+            )
+        for command in (["plan", directory], ["drift", directory]):
+            result = pf(*command, env=env)
+            assert result.returncode == 1, (damage[:20], result.stdout)
+            assert "control-plane object" in result.stderr, damage[:20]
+            assert "resource_pool.seats" in result.stderr, damage[:20]
+            assert "damaged" in result.stderr and "internal error" not in result.stderr
+        with sqlite3.connect(database) as db:
+            db.execute(
+                f"UPDATE objects SET {column} = ? WHERE address = 'resource_pool.seats'", (kept,)
+            )
     assert pf("plan", directory, "--detailed-exitcode", env=env).returncode == 0

@@ -159,7 +159,7 @@ def test_a_second_apply_without_lock_timeout_names_the_holder(tmp_path: Path) ->
 
 def test_apply_converges_with_twenty_percent_faults(tmp_path: Path) -> None:
     retried = 0  # runs where the walker retried a fault (about ten retries a run, measured)
-    for run in range(20):
+    for run in range(10):
         directory = tmp_path / f"faults-{run}"
         write_forty(directory, "a", latency_ms=0, fault_rate=0.2)
         result = poolform("apply", directory, "--auto-approve", "--parallelism", "10")
@@ -169,4 +169,4 @@ def test_apply_converges_with_twenty_percent_faults(tmp_path: Path) -> None:
         assert poolform("plan", directory, "--detailed-exitcode").returncode == 0
     # Faults are drawn at random: a run may, rarely, draw none the walker sees (it happened
     # once in CI), but they must have been there and retried in nearly every run.
-    assert retried >= 15
+    assert retried >= 7
