@@ -4,9 +4,12 @@ queue (no job recorded, no file under `.poolform/` written)."""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import json
+import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +40,28 @@ capacity:
 
 def applied(tmp_path: Path, config: str = CONFIG) -> Path:
     """The configuration applied, and the (empty) queue opened once, so that what a refused
-    command must leave alone already exists."""
+    command must leave alone already exists.
+
+    The installed poolform applies each configuration once per test process; every test gets
+    a copy of that directory. A copy is what a user who moves or copies an applied
+    configuration has: nothing in it names the directory it was applied in (the local cloud
+    finds its workers beside its own database), and no job was ever queued there."""
+    template = _TEMPLATES.get(config)
+    if template is None:
+        template = Path(tempfile.mkdtemp(prefix="poolform-applied-")) / "attack"
+        atexit.register(shutil.rmtree, template.parent, True)
+        template.mkdir()
+        (template / "config.yaml").write_text(config)
+        for args in (("apply", template, "--auto-approve"), ("jobs", "list", "--chdir", template)):
+            result = poolform(*args)
+            assert result.returncode == 0, result.stdout + result.stderr
+        _TEMPLATES[config] = template
     directory = tmp_path / "attack"
-    directory.mkdir()
-    (directory / "config.yaml").write_text(config)
-    for args in (("apply", directory, "--auto-approve"), ("jobs", "list", "--chdir", directory)):
-        result = poolform(*args)
-        assert result.returncode == 0, result.stdout + result.stderr
+    shutil.copytree(template, directory, symlinks=True)
     return directory
+
+
+_TEMPLATES: dict[str, Path] = {}  # per configuration: its applied directory in this process
 
 
 def job_file(tmp_path: Path, text: str, name: str = "job.yaml") -> Path:
