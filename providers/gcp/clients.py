@@ -15,17 +15,22 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials, Credentials
-from google.cloud import compute_v1
 
 from providers.protocol import ErrorKind, ProviderError
 
+from . import sdk
 from .errors import Boundary, translate_operation, translating
 from .names import last_segment
 from .settings import GcpSettings
+
+if TYPE_CHECKING:
+    from google.cloud import compute_v1
+else:
+    compute_v1 = sdk.compute_v1()  # only the services poolform calls (sdk.py)
 
 DONE = compute_v1.Operation.Status.DONE
 

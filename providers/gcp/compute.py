@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
-
-from google.cloud import compute_v1
+from typing import TYPE_CHECKING, Any
 
 from providers.protocol import ErrorKind, ProviderError
 
+from . import sdk
 from .clients import Clients, OperationWaiter
 from .errors import Boundary
 from .settings import GcpSettings
 
 Json = dict[str, Any]
+
+if TYPE_CHECKING:
+    from google.cloud import compute_v1
+else:
+    compute_v1 = sdk.compute_v1()  # only the services poolform calls (sdk.py)
 
 
 def as_json(message: Any) -> Json:
