@@ -95,10 +95,14 @@ class SqliteStore:
                 conn.execute(f"BEGIN {mode}")
                 try:
                     yield conn
+                    conn.execute("COMMIT")
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    # SQLite ends some failed transactions itself (a full disk, a file past
+                    # its size limit): a ROLLBACK then would fail and hide the cause.
+                    if conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
                     raise
-                conn.execute("COMMIT")
             except sqlite3.Error as error:
                 raise PoolformError(f"scheduler store {self.path}: {error}") from error
 
