@@ -238,9 +238,11 @@ def logs(
     while True:
         record = ctx.store.get(job_id)
         done = record is None or record.status in TERMINAL
-        chunk = _read_from(path, offset)
+        chunk, start = _read_from(path, offset)
+        if start < offset:  # truncated: what it holds now was written since
+            text.reset()
+        offset = start + len(chunk)
         if chunk:
-            offset += len(chunk)
             yield text.decode(chunk)
             continue  # read on to the end of what is written before stopping or waiting
         if not follow or done:
@@ -250,27 +252,31 @@ def logs(
         sleep(poll)
 
 
-def _read_from(path: Path | None, offset: int) -> bytes:
-    """Up to 1 MiB of the log from `offset`. The log is the job's own regular file: a symlink
-    (in its place or as its job directory) or any other kind of file is refused, never
-    followed, so `jobs logs` cannot be made to print a file outside the job's directory."""
+def _read_from(path: Path | None, offset: int) -> tuple[bytes, int]:
+    """Up to 1 MiB of the log from `offset`, and where it was read from: from its start when
+    the log is now shorter than `offset` (truncated to make room, `: > output.log`, as
+    `tail -F` does). The log is the job's own regular file: a symlink (in its place or as its
+    job directory) or any other kind of file is refused, never followed, so `jobs logs`
+    cannot be made to print a file outside the job's directory."""
     if path is None:
-        return b""
+        return b"", offset
     if path.parent.is_symlink():
         raise _not_a_log(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
-        return b""
+        return b"", offset
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise _not_a_log(path) from None
         raise PoolformError(f"cannot read the log {path}: {error.strerror}") from None
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
             raise _not_a_log(path)
-        handle.seek(offset)
-        return handle.read(1 << 20)
+        start = 0 if found.st_size < offset else offset
+        handle.seek(start)
+        return handle.read(1 << 20), start
 
 
 def _not_a_log(path: Path) -> PoolformError:
