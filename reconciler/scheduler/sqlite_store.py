@@ -70,6 +70,7 @@ class SqliteStore:
         for suffix in ("", "-wal", "-shm"):
             with contextlib.suppress(FileNotFoundError):
                 os.chmod(f"{self.path}{suffix}", 0o600)
+        self._file = _identity(self.path)
 
     def _refuse_foreign(self) -> None:
         """Another program's database put where the store belongs is left as it is: the
@@ -90,6 +91,15 @@ class SqliteStore:
     @contextlib.contextmanager
     def _txn(self, mode: str = "IMMEDIATE") -> Iterator[sqlite3.Connection]:
         with self._mutex:
+            if _identity(self.path) != self._file:
+                # Deleted (or replaced) under an open connection, which still reads and writes
+                # the old file: a long-running scheduler would go on with a queue nobody else
+                # sees, and never run what is submitted to the new one.
+                raise PoolformError(
+                    f"the scheduler store {self.path} was deleted or replaced while this "
+                    "process had it open; nothing more is read from or written to the old one",
+                    hint="start the command again: it opens the store now at that path",
+                )
             conn = self._conn
             try:
                 conn.execute(f"BEGIN {mode}")
@@ -265,6 +275,15 @@ class SqliteStore:
 
 
 __all__ = ["HOLDING", "SqliteStore"]
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file the path names (device and inode), None when it names none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _ids(ids: Collection[int]) -> str:
