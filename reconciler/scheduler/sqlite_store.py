@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -52,9 +53,14 @@ class SqliteStore:
         self.path = Path(path)
         self._mutex = threading.RLock()
         self._decoded = DecodedRows()
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not self.path.exists():
-            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        except OSError as error:
+            raise PoolformError(
+                f"cannot open the scheduler store {self.path}: {error.strerror}"
+            ) from error
         try:
             self._conn = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -68,8 +74,7 @@ class SqliteStore:
         except sqlite3.Error as error:
             raise PoolformError(f"cannot open the scheduler store {self.path}: {error}") from error
         for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.chmod(f"{self.path}{suffix}", 0o600)
+            _owner_only(Path(f"{self.path}{suffix}"))
         self._file = _identity(self.path)
 
     def _refuse_foreign(self) -> None:
@@ -275,6 +280,20 @@ class SqliteStore:
 
 
 __all__ = ["HOLDING", "SqliteStore"]
+
+
+def _owner_only(path: Path) -> None:
+    """Mode 0600, changed only where it differs: a store on a read-only file or mount that is
+    already private is read as it is (its writes are refused, each with SQLite's error)."""
+    try:
+        if stat.S_IMODE(os.stat(path).st_mode) != 0o600:
+            os.chmod(path, 0o600)
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        raise PoolformError(
+            f"cannot make the scheduler store {path} private (mode 0600): {error.strerror}"
+        ) from error
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
