@@ -15,6 +15,7 @@ from schemas.accelerators import Accelerators, accelerator_count
 from schemas.base import NAME_PATTERN, Document, Strict
 from schemas.quantities import MAX_QUANTITY, Quantity, parse_quantity
 from schemas.resource_pool import RESOURCE_KEY, STANDARD_KEYS
+from schemas.subject_policy import SUBJECT_MAX_LENGTH
 
 _WORKER_ONLY = ("setup", "workdir", "file_mounts", "storage_mounts")
 _AT_LEAST = re.compile(r"^\s*([0-9]+(?:\.[0-9]+)?)\s*\+\s*$")
@@ -112,7 +113,7 @@ class Job(Document):
     resources: JobResources = Field(default_factory=JobResources)
     run: str = Field(min_length=1, description="The command, run in the worker's directory.")
     pool: str | None = Field(None, pattern=NAME_PATTERN)
-    subject: str | None = None
+    subject: str | None = Field(None, min_length=1, max_length=SUBJECT_MAX_LENGTH)
     priority: int | None = Field(
         None, ge=-1_000_000, le=1_000_000, description="Higher wins; default: its policy's."
     )

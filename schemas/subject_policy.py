@@ -15,6 +15,7 @@ from schemas.quantities import ResourceAmounts
 from schemas.rules import UpdateRule, spec
 
 IN_PLACE, REPLACE = UpdateRule.IN_PLACE, UpdateRule.REPLACE
+SUBJECT_MAX_LENGTH = 200  # a job's subject is held to it too: a longer one names no policy
 
 
 class SubjectPolicy(Document):
@@ -22,7 +23,7 @@ class SubjectPolicy(Document):
     subject: str = spec(
         update=REPLACE,
         min_length=1,
-        max_length=200,
+        max_length=SUBJECT_MAX_LENGTH,
         description="Who draws from the pool: a stack component (`prod-stack/orchestrator`), team or queue.",
     )
     pool: str = spec(update=REPLACE, pattern=NAME_PATTERN, description="The ResourcePool.")

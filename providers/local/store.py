@@ -12,6 +12,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 import time
 import uuid
@@ -140,8 +141,19 @@ class LocalCloud:
                 ErrorKind.PERMANENT, f"cannot open the local cloud in {self.state_dir}: {error}"
             ) from None
         for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.chmod(f"{self.path}{suffix}", 0o600)
+            # Changed only where it differs: a private cloud on a read-only file or mount is
+            # read as it is (its writes are refused, each with SQLite's error).
+            name = f"{self.path}{suffix}"
+            try:
+                if stat.S_IMODE(os.stat(name).st_mode) != 0o600:
+                    os.chmod(name, 0o600)
+            except FileNotFoundError:
+                pass
+            except OSError as error:
+                raise ProviderError(
+                    ErrorKind.PERMANENT,
+                    f"cannot make the local cloud {name} private (mode 0600): {error.strerror}",
+                ) from None
 
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(

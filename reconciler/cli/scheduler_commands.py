@@ -26,6 +26,7 @@ from reconciler.cli.scheduler_options import (
     json_option,
     name_option_value,
     pool_option_value,
+    subject_option_value,
 )
 from reconciler.errors import PoolformError
 
@@ -68,7 +69,7 @@ def jobs() -> None:
 )
 @click.option(
     "--subject",
-    callback=name_option_value,
+    callback=subject_option_value,
     help="Account to this subject's policy (overrides the job file).",
 )
 @click.option("--num-jobs", type=click.IntRange(1, 100_000), help="Submit N jobs, ranks 0..N-1.")

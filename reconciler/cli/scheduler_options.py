@@ -37,6 +37,22 @@ def name_option_value(
     return utf8_text(_ctx, _param, value)
 
 
+def subject_option_value(
+    ctx: click.Context, param: click.Parameter, value: str | None
+) -> str | None:
+    """A subject given on the command line is held to what a policy's subject may be (as the
+    job file's `subject` is): a longer one names no policy, and would only be recorded as a
+    rejected job."""
+    from schemas.subject_policy import SUBJECT_MAX_LENGTH
+
+    value = name_option_value(ctx, param, value)
+    if value is not None and len(value) > SUBJECT_MAX_LENGTH:
+        raise click.BadParameter(
+            f"{value[:60]!r}... is not a subject (at most {SUBJECT_MAX_LENGTH} characters)"
+        )
+    return value
+
+
 def pool_option_value(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A pool to submit to is a name as the configuration writes it (as the job file's `pool`
     is): anything else names no pool, and would only be recorded as a rejected job."""

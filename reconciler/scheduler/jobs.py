@@ -13,10 +13,10 @@ from pathlib import Path
 
 from reconciler.errors import PoolformError
 from reconciler.scheduler.context import SchedulerContext
-from reconciler.scheduler.executor import Phase, Place, Placed
+from reconciler.scheduler.executor import Phase, Place, Placed, Process, Tracked
 from reconciler.scheduler.explain import CandidateLine, explain
 from reconciler.scheduler.jobfile import Overrides, load_job, request_of
-from reconciler.scheduler.lifecycle import runs_elsewhere, snapshot_of
+from reconciler.scheduler.lifecycle import ending, runs_elsewhere, snapshot_of
 from reconciler.scheduler.model import HOLDING, TERMINAL, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.routing import resolve
@@ -129,12 +129,33 @@ def cancel(
             known = ", ".join(sorted(applied)) or "none"
             raise PoolformError(f"no pool named {pool} is applied (pools: {known})")
         wanted += [job.id for job in of_pool if job.status not in TERMINAL]
-    changed = ctx.store.cancel(sorted(set(wanted)), ctx.clock(), grace)
     place = here(ctx)
+    _record_ends(ctx, sorted(set(wanted)), place)
+    changed = ctx.store.cancel(sorted(set(wanted)), ctx.clock(), grace)
     for job in changed:
         if job.status in HOLDING and job.pid is not None and not runs_elsewhere(job, place):
             ctx.executor.signal(job.id, job.attempt, job.pid, kill=False)
     return changed
+
+
+def _record_ends(ctx: SchedulerContext, job_ids: Sequence[int], place: Place | None) -> None:
+    """A held job whose process has already ended with a status (the scheduler is stopped, or
+    has not looked since) finished on its own: its end is recorded as it was (succeeded, or
+    failed with its code), never turned into a cancel of work that ran to its end."""
+    tracked = ctx.executor if isinstance(ctx.executor, Tracked) else None
+    endings: list[Ended] = []
+    for job in ctx.store.jobs(ids=list(job_ids)):
+        if job.status not in HOLDING or job.pid is None or runs_elsewhere(job, place):
+            continue
+        if tracked is None:
+            seen = ctx.executor.observe(job.id, job.attempt)
+        else:
+            process = Process(job.pid, job.pid_start)
+            seen = tracked.observe(job.id, job.attempt, process=process)
+        if seen.phase is Phase.EXITED:
+            endings.append(Ended(job.id, job.attempt, ending(job, seen.exit_code)))
+    if endings:
+        ctx.store.ended(endings, ctx.clock())
 
 
 def cancel_gone(ctx: SchedulerContext, job_ids: Sequence[int]) -> list[JobRecord]:
@@ -217,9 +238,11 @@ def logs(
     while True:
         record = ctx.store.get(job_id)
         done = record is None or record.status in TERMINAL
-        chunk = _read_from(path, offset)
+        chunk, start = _read_from(path, offset)
+        if start < offset:  # truncated: what it holds now was written since
+            text.reset()
+        offset = start + len(chunk)
         if chunk:
-            offset += len(chunk)
             yield text.decode(chunk)
             continue  # read on to the end of what is written before stopping or waiting
         if not follow or done:
@@ -229,27 +252,31 @@ def logs(
         sleep(poll)
 
 
-def _read_from(path: Path | None, offset: int) -> bytes:
-    """Up to 1 MiB of the log from `offset`. The log is the job's own regular file: a symlink
-    (in its place or as its job directory) or any other kind of file is refused, never
-    followed, so `jobs logs` cannot be made to print a file outside the job's directory."""
+def _read_from(path: Path | None, offset: int) -> tuple[bytes, int]:
+    """Up to 1 MiB of the log from `offset`, and where it was read from: from its start when
+    the log is now shorter than `offset` (truncated to make room, `: > output.log`, as
+    `tail -F` does). The log is the job's own regular file: a symlink (in its place or as its
+    job directory) or any other kind of file is refused, never followed, so `jobs logs`
+    cannot be made to print a file outside the job's directory."""
     if path is None:
-        return b""
+        return b"", offset
     if path.parent.is_symlink():
         raise _not_a_log(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
-        return b""
+        return b"", offset
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise _not_a_log(path) from None
         raise PoolformError(f"cannot read the log {path}: {error.strerror}") from None
     with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
             raise _not_a_log(path)
-        handle.seek(offset)
-        return handle.read(1 << 20)
+        start = 0 if found.st_size < offset else offset
+        handle.seek(start)
+        return handle.read(1 << 20), start
 
 
 def _not_a_log(path: Path) -> PoolformError:

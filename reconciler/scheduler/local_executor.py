@@ -177,6 +177,15 @@ def _private_dir(path: Path) -> Path:
     return path
 
 
+def _set_aside(job_dir: Path) -> None:
+    for n in range(1, 1000):
+        aside = job_dir.with_name(f"{job_dir.name}.earlier-{n}")
+        if not os.path.lexists(aside):
+            os.rename(job_dir, aside)
+            return
+    raise OSError(errno.EEXIST, "too many earlier copies of this job directory", str(job_dir))
+
+
 # Files the scheduler writes in a job's directory are opened without following a symlink
 # planted in their place (a log linked to /etc/passwd must not be appended to).
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
@@ -199,6 +208,12 @@ class LocalExecutor:
 
     def start(self, launch: Launch) -> int:
         _private_dir(self.jobs_dir)
+        if os.path.lexists(self.attempt_dir(launch.job, launch.attempt)):
+            # An attempt is numbered anew at each admission and its directory made only here,
+            # so one already there was left by another queue that gave out this job's id (a
+            # deleted `scheduler.db`): its claim or exit file would pass for this attempt's,
+            # which would then never run. It is kept, under another name.
+            _set_aside(self.job_dir(launch.job))
         job_dir = _private_dir(self.job_dir(launch.job))
         attempt = _private_dir(self.attempt_dir(launch.job, launch.attempt))
         # Absolute, so the job sees the same directory whatever the scheduler's own directory

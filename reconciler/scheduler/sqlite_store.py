@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -52,9 +53,14 @@ class SqliteStore:
         self.path = Path(path)
         self._mutex = threading.RLock()
         self._decoded = DecodedRows()
-        self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if not self.path.exists():
-            os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+            if not self.path.exists():
+                os.close(os.open(self.path, os.O_CREAT | os.O_WRONLY, 0o600))
+        except OSError as error:
+            raise PoolformError(
+                f"cannot open the scheduler store {self.path}: {error.strerror}"
+            ) from error
         try:
             self._conn = sqlite3.connect(
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
@@ -68,8 +74,8 @@ class SqliteStore:
         except sqlite3.Error as error:
             raise PoolformError(f"cannot open the scheduler store {self.path}: {error}") from error
         for suffix in ("", "-wal", "-shm"):
-            with contextlib.suppress(FileNotFoundError):
-                os.chmod(f"{self.path}{suffix}", 0o600)
+            _owner_only(Path(f"{self.path}{suffix}"))
+        self._file = _identity(self.path)
 
     def _refuse_foreign(self) -> None:
         """Another program's database put where the store belongs is left as it is: the
@@ -90,15 +96,28 @@ class SqliteStore:
     @contextlib.contextmanager
     def _txn(self, mode: str = "IMMEDIATE") -> Iterator[sqlite3.Connection]:
         with self._mutex:
+            if _identity(self.path) != self._file:
+                # Deleted (or replaced) under an open connection, which still reads and writes
+                # the old file: a long-running scheduler would go on with a queue nobody else
+                # sees, and never run what is submitted to the new one.
+                raise PoolformError(
+                    f"the scheduler store {self.path} was deleted or replaced while this "
+                    "process had it open; nothing more is read from or written to the old one",
+                    hint="start the command again: it opens the store now at that path",
+                )
             conn = self._conn
             try:
                 conn.execute(f"BEGIN {mode}")
                 try:
                     yield conn
+                    conn.execute("COMMIT")
                 except BaseException:
-                    conn.execute("ROLLBACK")
+                    # SQLite ends some failed transactions itself (a full disk, a file past
+                    # its size limit): a ROLLBACK then would fail and hide the cause.
+                    if conn.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            conn.execute("ROLLBACK")
                     raise
-                conn.execute("COMMIT")
             except sqlite3.Error as error:
                 raise PoolformError(f"scheduler store {self.path}: {error}") from error
 
@@ -261,6 +280,29 @@ class SqliteStore:
 
 
 __all__ = ["HOLDING", "SqliteStore"]
+
+
+def _owner_only(path: Path) -> None:
+    """Mode 0600, changed only where it differs: a store on a read-only file or mount that is
+    already private is read as it is (its writes are refused, each with SQLite's error)."""
+    try:
+        if stat.S_IMODE(os.stat(path).st_mode) != 0o600:
+            os.chmod(path, 0o600)
+    except FileNotFoundError:
+        pass
+    except OSError as error:
+        raise PoolformError(
+            f"cannot make the scheduler store {path} private (mode 0600): {error.strerror}"
+        ) from error
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """Which file the path names (device and inode), None when it names none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _ids(ids: Collection[int]) -> str:
