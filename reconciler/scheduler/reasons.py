@@ -87,13 +87,16 @@ TEXT: dict[ReasonCode, str] = {
     ),
     ReasonCode.PREEMPTED: "preempted by job {preemptor} ({why}); {retries} retr(ies) left",
     ReasonCode.LOST: "its process vanished without an exit status; {retries} retr(ies) left",
-    ReasonCode.UNKNOWN_POOL: "no pool named {pool} is applied{suggestion}",
-    ReasonCode.UNKNOWN_SUBJECT: "no policy for subject {subject}{where} is applied{suggestion}",
+    ReasonCode.UNKNOWN_POOL: "no pool named {pool} is applied{when}{suggestion}",
+    ReasonCode.UNKNOWN_SUBJECT: (
+        "no policy for subject {subject}{where} is applied{when}{suggestion}"
+    ),
     ReasonCode.AMBIGUOUS_POLICY: (
-        "pool {pool} has several policies ({policies}); name the subject with --subject"
+        "pool {pool} has several policies ({policies}){when}; name the subject with --subject"
     ),
     ReasonCode.NO_DEFAULT_POOL: (
-        "the job names no pool or subject and the Cluster has no {which}; name one with --pool"
+        "the job names no pool or subject and the Cluster has no {which}{when}; name one with "
+        "--pool"
     ),
     ReasonCode.INFEASIBLE: "no pool could ever run it{when}; closest: {closest}",
     ReasonCode.SUBMITTED: "submitted",

@@ -257,7 +257,7 @@ def resolve(
     when, e.g. after an apply)."""
     found = candidates(request, config)
     if isinstance(found, Reason):
-        return found
+        return Reason(found.code, {**found.detail, "when": when}) if when else found
     routes: list[Route] = []
     failures: list[tuple[Candidate, list[Shortfall]]] = []
     for candidate in found:
@@ -270,7 +270,7 @@ def resolve(
     if routes:
         return tuple(routes)
     if not failures:  # a subject whose policies name pools that are gone
-        return reason(ReasonCode.UNKNOWN_POOL, pool=request.subject or "", suggestion="")
+        return reason(ReasonCode.UNKNOWN_POOL, pool=request.subject or "", suggestion="", when=when)
     closest, missing = min(failures, key=lambda f: _closeness(f[1]))
     others = _alternatives(request, config, {c.pool.name for c, _ in failures})
     hint = f" (could run on: {', '.join(others)})" if others else ""

@@ -9,9 +9,10 @@ from dataclasses import replace
 import pytest
 
 from reconciler.scheduler.model import Decisions
-from reconciler.scheduler.reasons import ReasonCode
+from reconciler.scheduler.reasons import Reason, ReasonCode
+from reconciler.scheduler.routing import resolve
 from reconciler.scheduler.schedule import schedule
-from tests.scheduler.builders import config, holding, policy, queued, snapshot
+from tests.scheduler.builders import config, holding, policy, queued, request, snapshot
 
 ZENML = config(
     resource_pools={"dc": {"gpu": 10, "step_run": 20}},
@@ -397,6 +398,36 @@ def test_an_apply_that_makes_a_queued_job_impossible_rejects_it_saying_so() -> N
     assert schedule(snapshot(before, queue, [holding(9, "p", "p/*", gpu=8)]), 1).rejects == ()
     decisions = schedule(snapshot(after, queue), 1)
     assert "since the apply of state serial 5" in decisions.rejects[0].reason.message
+
+
+@pytest.mark.parametrize(
+    ("job", "code"),
+    [
+        ({"pool": "gone"}, "unknown_pool"),
+        ({"subject": "team-gone"}, "unknown_subject"),
+        ({"pool": "p", "subject": "team-b"}, "unknown_subject"),
+    ],
+)
+def test_an_apply_that_removes_a_queued_jobs_pool_or_policy_rejects_it_saying_since_when(
+    job: dict[str, str], code: str
+) -> None:
+    """Whatever made the job impossible, the rejection in a cycle names the apply (the same
+    job at submit, before any apply moved, names none)."""
+    policies = {
+        "gone": policy("gone", "team-gone"),
+        "keep": policy("p", "team"),
+        "also": policy("p", "team-b"),
+    }
+    before = config(resource_pools={"p": {"gpu": 8}, "gone": {"gpu": 8}}, policies=policies,
+                    serial=4)  # fmt: skip
+    after = config(resource_pools={"p": {"gpu": 8}}, policies={"keep": policies["keep"]}, serial=5)
+    queue = [queued(1, gpu=1, **job)]
+    assert schedule(snapshot(before, queue), 1).rejects == ()
+    why = schedule(snapshot(after, queue), 1).rejects[0].reason
+    assert why.code.value == code
+    assert "since the apply of state serial 5" in why.message
+    at_submit = resolve(request(gpu=1, **job), after)
+    assert isinstance(at_submit, Reason) and "serial" not in at_submit.message
 
 
 def test_the_same_snapshot_gives_the_same_decisions_whatever_the_input_order() -> None:
