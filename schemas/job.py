@@ -29,6 +29,15 @@ _MAX_ARGUMENT_BYTES = 131_072 - 1
 # environment (a quarter of the 8 MiB default stack), leaving room for the scheduler's own.
 _MAX_ENVS_BYTES = 1 << 20
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+# What the scheduler sets in every job's environment (its id, rank, attempt, place): a job's own
+# value under one of these names would be overwritten without a word, so it is refused.
+RESERVED_ENVS = frozenset(
+    {
+        "POOLFORM_JOB_ID", "POOLFORM_JOB_NAME", "POOLFORM_JOB_RANK", "POOLFORM_NUM_JOBS",
+        "POOLFORM_ATTEMPT", "POOLFORM_POOL", "POOLFORM_WORKER_ID", "POOLFORM_WORKDIR", "PWD",
+        "SKYPILOT_JOB_RANK", "SKYPILOT_NUM_JOBS",
+    }
+)  # fmt: skip
 
 
 def _at_least(unit: str) -> Any:
@@ -141,6 +150,10 @@ class Job(Document):
                 raise ValueError(
                     f"{name!r} is not an environment variable name (letters, digits and _, "
                     "not starting with a digit)"
+                )
+            if name in RESERVED_ENVS:
+                raise ValueError(
+                    f"{name} is set by poolform in every job's environment; name yours otherwise"
                 )
             _fits_one_argument(f"{name}={text}", f"envs.{name}")
         size = sum(len(f"{n}={t}".encode("utf-8", "surrogatepass")) + 1 for n, t in value.items())

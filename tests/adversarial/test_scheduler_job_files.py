@@ -77,6 +77,8 @@ HOSTILE = {
     "env_name_nul": ('envs:\n  "A\\0B": x\n', "4:3", "envs", "not an environment variable"),
     "env_value_nul": ('envs:\n  A: "x\\0y"\n', "4:6", "envs.A", "NUL character"),
     "duplicate_key": ("envs:\n  A: x\n  A: y\n", "5:3", "duplicate key 'A'", "line 4"),
+    "env_poolform_sets": ("envs:\n  POOLFORM_JOB_RANK: '7'\n", "4:3", "envs", "set by poolform"),
+    "env_skypilot_rank": ("envs:\n  SKYPILOT_NUM_JOBS: '2'\n", "4:3", "envs", "set by poolform"),
     "deep_nesting": (
         "labels: " + "[" * 10_000 + "]" * 10_000 + "\n",
         "3:",
