@@ -71,7 +71,20 @@ def submit(ctx: SchedulerContext, path: Path, overrides: Overrides) -> Submitted
 def list_jobs(
     ctx: SchedulerContext, pool: str | None = None, status: Status | None = None
 ) -> list[JobRecord]:
-    return ctx.store.jobs(pool=pool, status=status)
+    found = ctx.store.jobs(pool=pool, status=status)
+    if pool is not None and not found:
+        _known_pool(ctx, pool)
+    return found
+
+
+def _known_pool(ctx: SchedulerContext, pool: str) -> list[JobRecord]:
+    """The pool's jobs; an error when it has none and is not applied either: a misspelt pool
+    must not read as "no jobs there" (a pool an apply removed still lists its jobs)."""
+    of_pool = ctx.store.jobs(pool=pool)
+    if not of_pool and pool not in (applied := ctx.read_config().pools):
+        known = ", ".join(sorted(applied)) or "none"
+        raise PoolformError(f"no pool named {pool} is applied (pools: {known})")
+    return of_pool
 
 
 def _get(ctx: SchedulerContext, job_id: int) -> JobRecord:
@@ -123,11 +136,7 @@ def cancel(
         raise PoolformError("name the jobs to cancel, or a pool with --pool")
     wanted = [_get(ctx, job_id).id for job_id in job_ids]
     if pool is not None:
-        of_pool = ctx.store.jobs(pool=pool)
-        if not of_pool and pool not in (applied := ctx.read_config().pools):
-            # A misspelt pool must not read as "nothing left to cancel".
-            known = ", ".join(sorted(applied)) or "none"
-            raise PoolformError(f"no pool named {pool} is applied (pools: {known})")
+        of_pool = _known_pool(ctx, pool)  # misspelt: an error, not "nothing left to cancel"
         wanted += [job.id for job in of_pool if job.status not in TERMINAL]
     place = here(ctx)
     _record_ends(ctx, sorted(set(wanted)), place)

@@ -121,10 +121,13 @@ def test_a_grace_of_zero_or_bare_seconds_is_a_duration(pf: Pf, tmp_path: Path) -
 
 def test_cancel_of_a_misspelt_pool_is_an_error_not_nothing_to_cancel(pf: Pf, shared: Path) -> None:
     before = queue_digest(shared)
-    refused(
-        pf("jobs", "cancel", "--pool", "seat", "--chdir", shared),
-        "no pool named seat is applied (pools: seats, w)",
-    )
+    for command in ("cancel", "list"):  # nor "no jobs there"
+        refused(
+            pf("jobs", command, "--pool", "seat", "--chdir", shared),
+            "no pool named seat is applied (pools: seats, w)",
+        )
+    listed = pf("jobs", "list", "--pool", "w", "--status", "running", "--chdir", shared)
+    assert (listed.returncode, listed.stderr) == (0, "")  # an applied pool with no such job
     assert statuses(shared) == {1: "queued"} and queue_digest(shared) == before
     nothing = pf("jobs", "cancel", "--pool", "w", "--chdir", shared)
     assert (nothing.returncode, nothing.stdout) == (
