@@ -6,36 +6,21 @@ installed poolform against the local Compute endpoint (tests/gcp)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.adversarial.conftest import Pf
-from tests.conftest import EXAMPLES
-from tests.gcp.conftest import cloud, endpoint
+from tests.gcp.conftest import cloud, endpoint, example_on_endpoint
 from tests.gcp.fake_cloud import FakeCloud
 from tests.gcp.fake_compute import FakeComputeServer
 
 __all__ = ["cloud", "endpoint"]  # the local Compute endpoint's fixtures
 
-CLUSTER = """kind: Cluster
-name: demo
-provider: gcp
-region: us-central1
-default_compute_pool: demo-machine-pool
-provider_settings:
-  project: poolform-test
-  poll_interval: 0
-"""
-
 
 @pytest.fixture
 def gcp_config(tmp_path: Path, cloud: FakeCloud) -> Path:
-    target = tmp_path / "anyscale-gcp"
-    shutil.copytree(EXAMPLES / "anyscale-gcp", target, ignore=shutil.ignore_patterns("*.md"))
-    (target / "cluster.yaml").write_text(CLUSTER.replace("poolform-test", cloud.project))
-    return target
+    return example_on_endpoint(tmp_path / "anyscale-gcp", cloud)
 
 
 # Descriptions anyone may write: nested past any reader, a forged poolform key, no JSON, none.

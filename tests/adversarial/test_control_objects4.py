@@ -6,27 +6,16 @@ the installed poolform against the local Compute endpoint (tests/gcp)."""
 
 from __future__ import annotations
 
-import shutil
 import sqlite3
 from pathlib import Path
 
 from tests.adversarial.conftest import Pf
-from tests.conftest import EXAMPLES
-from tests.gcp.conftest import cloud, endpoint
+from tests.gcp.conftest import cloud, endpoint, example_on_endpoint
 from tests.gcp.fake_cloud import FakeCloud
 from tests.gcp.fake_compute import FakeComputeServer
 
 __all__ = ["cloud", "endpoint"]  # the local Compute endpoint's fixtures
 
-CLUSTER = """kind: Cluster
-name: demo
-provider: gcp
-region: us-central1
-default_compute_pool: demo-machine-pool
-provider_settings:
-  project: {project}
-  poll_interval: 0
-"""
 POOL = "kind: ResourcePool\nname: seats\ncapacity: {seat: 2}\n"
 
 
@@ -44,9 +33,7 @@ def test_a_damaged_control_plane_object_is_named(
     pf: Pf, tmp_path: Path, endpoint: FakeComputeServer, cloud: FakeCloud
 ) -> None:
     """One apply, then each damage in turn: named by plan and drift, then restored."""
-    directory = tmp_path / "gcp"
-    shutil.copytree(EXAMPLES / "anyscale-gcp", directory, ignore=shutil.ignore_patterns("*.md"))
-    (directory / "cluster.yaml").write_text(CLUSTER.format(project=cloud.project))
+    directory = example_on_endpoint(tmp_path / "gcp", cloud)
     (directory / "pool.yaml").write_text(POOL)
     env = {"POOLFORM_GCP_ENDPOINT": endpoint.url}
     assert pf("apply", directory, "--auto-approve", env=env).returncode == 0

@@ -4,6 +4,7 @@ recorded as the test's `gcp_api_calls` property (shown in junit reports)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,24 @@ from tests.gcp.fake_compute import FakeComputeServer
 
 REGION = "us-central1"
 LINEAGE = "5b0c7c52-7d0a-4d0e-9a51-0c1d9a3e2f11"
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "anyscale-gcp"
+CLUSTER = """kind: Cluster
+name: demo
+provider: gcp
+region: us-central1
+default_compute_pool: demo-machine-pool
+provider_settings:
+  project: {project}
+  poll_interval: 0
+"""
+
+
+def example_on_endpoint(target: Path, cloud: FakeCloud) -> Path:
+    """examples/anyscale-gcp copied to `target`, its Cluster aimed at the local endpoint's
+    project (the installed poolform finds the endpoint in POOLFORM_GCP_ENDPOINT)."""
+    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("*.md"))
+    (target / "cluster.yaml").write_text(CLUSTER.format(project=cloud.project))
+    return target
 
 
 @pytest.fixture(scope="session")

@@ -4,29 +4,18 @@ command's start. The rest of the package still loads on first use, for any other
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 from providers.gcp.sdk import SERVICES
-from tests.conftest import EXAMPLES
-from tests.gcp.conftest import cloud, endpoint
+from tests.gcp.conftest import cloud, endpoint, example_on_endpoint
 from tests.gcp.fake_cloud import FakeCloud
 from tests.gcp.fake_compute import FakeComputeServer
 from tests.scenario.installed import poolform
 
 __all__ = ["cloud", "endpoint"]
 
-CLUSTER = """kind: Cluster
-name: demo
-provider: gcp
-region: us-central1
-default_compute_pool: demo-machine-pool
-provider_settings:
-  project: {project}
-  poll_interval: 0
-"""
 SERVICES_PREFIX = "google.cloud.compute_v1.services."
 
 
@@ -43,9 +32,7 @@ def _services_loaded(importtime: str) -> set[str]:
 def test_an_apply_and_a_plan_load_only_the_services_poolform_calls(
     tmp_path: Path, endpoint: FakeComputeServer, cloud: FakeCloud
 ) -> None:
-    directory = tmp_path / "gcp"
-    shutil.copytree(EXAMPLES / "anyscale-gcp", directory, ignore=shutil.ignore_patterns("*.md"))
-    (directory / "cluster.yaml").write_text(CLUSTER.format(project=cloud.project))
+    directory = example_on_endpoint(tmp_path / "gcp", cloud)
     env = {"POOLFORM_GCP_ENDPOINT": endpoint.url, "PYTHONPROFILEIMPORTTIME": "1"}
     for command in (["apply", directory, "--auto-approve"], ["plan", directory]):
         result = poolform(*command, env=env)
