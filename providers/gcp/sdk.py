@@ -60,9 +60,9 @@ def _deferred() -> ModuleType:
             except ModuleNotFoundError as error:
                 if error.name != f"{PACKAGE}.{name}":
                     raise
-            run_init()
-            if name in package.__dict__:
-                return package.__dict__[name]
+        run_init()  # (a dunder too: the package's own sets `__version__` and `__all__`)
+        if name in package.__dict__:
+            return package.__dict__[name]
         raise AttributeError(f"module {PACKAGE!r} has no attribute {name!r}")
 
     package.__getattr__ = rest  # type: ignore[method-assign]

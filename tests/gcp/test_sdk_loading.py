@@ -55,6 +55,7 @@ from google.cloud.compute_v1 import gapic_version
 assert gapic_version.__version__
 assert compute_v1.AddressesClient.__name__ == "AddressesClient"
 assert compute_v1.Errors.__name__ == "Errors"
+assert compute_v1.__version__ and "InstancesClient" in compute_v1.__all__
 assert compute_v1.InstancesClient is providers.gcp.clients.compute_v1.InstancesClient
 try:
     compute_v1.NoSuchThing
