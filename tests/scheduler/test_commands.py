@@ -160,4 +160,3 @@ def test_pools_status_shows_usage_and_workers(run, tmp_path: Path) -> None:
     assert "w (worker pool): 0 running, 0 queued" in text
     ok("jobs", "cancel", "--pool", "licenses", "--grace", "0s", "--chdir", directory)
     ok("scheduler", "run", "--once", "--chdir", directory)
-
