@@ -12,7 +12,6 @@ import contextlib
 import json
 import os
 import sqlite3
-import stat
 import threading
 import time
 import uuid
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from providers.protocol import ErrorKind, Observed, ProviderError
+from state.private_files import owner_only
 
 from .settings import DEFAULT_CAPACITY
 
@@ -140,20 +140,14 @@ class LocalCloud:
             raise ProviderError(
                 ErrorKind.PERMANENT, f"cannot open the local cloud in {self.state_dir}: {error}"
             ) from None
-        for suffix in ("", "-wal", "-shm"):
-            # Changed only where it differs: a private cloud on a read-only file or mount is
-            # read as it is (its writes are refused, each with SQLite's error).
-            name = f"{self.path}{suffix}"
-            try:
-                if stat.S_IMODE(os.stat(name).st_mode) != 0o600:
-                    os.chmod(name, 0o600)
-            except FileNotFoundError:
-                pass
-            except OSError as error:
-                raise ProviderError(
-                    ErrorKind.PERMANENT,
-                    f"cannot make the local cloud {name} private (mode 0600): {error.strerror}",
-                ) from None
+        try:
+            owner_only(Path(self.path))
+        except OSError as error:
+            raise ProviderError(
+                ErrorKind.PERMANENT,
+                f"cannot make the local cloud {error.filename} private (mode 0600): "
+                f"{error.strerror}",
+            ) from None
 
     def _open(self) -> sqlite3.Connection:
         conn = sqlite3.connect(

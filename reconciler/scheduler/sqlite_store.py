@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import sqlite3
-import stat
 import threading
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -43,6 +42,7 @@ from reconciler.scheduler.store import (
     Started,
     job_filter,
 )
+from state.private_files import owner_only
 
 BUSY_TIMEOUT_S = 30.0
 OWN_TABLES = frozenset({"meta", "jobs", "allocations", "events", "sqlite_sequence"})
@@ -73,8 +73,13 @@ class SqliteStore:
             add_columns(self._conn)
         except sqlite3.Error as error:
             raise PoolformError(f"cannot open the scheduler store {self.path}: {error}") from error
-        for suffix in ("", "-wal", "-shm"):
-            _owner_only(Path(f"{self.path}{suffix}"))
+        try:
+            owner_only(self.path)
+        except OSError as error:
+            raise PoolformError(
+                f"cannot make the scheduler store {error.filename} private (mode 0600): "
+                f"{error.strerror}"
+            ) from error
         self._file = _identity(self.path)
 
     def _refuse_foreign(self) -> None:
@@ -280,20 +285,6 @@ class SqliteStore:
 
 
 __all__ = ["HOLDING", "SqliteStore"]
-
-
-def _owner_only(path: Path) -> None:
-    """Mode 0600, changed only where it differs: a store on a read-only file or mount that is
-    already private is read as it is (its writes are refused, each with SQLite's error)."""
-    try:
-        if stat.S_IMODE(os.stat(path).st_mode) != 0o600:
-            os.chmod(path, 0o600)
-    except FileNotFoundError:
-        pass
-    except OSError as error:
-        raise PoolformError(
-            f"cannot make the scheduler store {path} private (mode 0600): {error.strerror}"
-        ) from error
 
 
 def _identity(path: Path) -> tuple[int, int] | None:
