@@ -86,7 +86,7 @@ def _worker_shape(resources: Mapping[str, Any], address: str) -> WorkerShape:
     return WorkerShape(gpus * SCALE, models, kind.vcpus * SCALE, kind.memory_gib * 2**30 * SCALE)
 
 
-def _declared_workers(pool: Mapping[str, Any]) -> int:
+def declared_workers(pool: Mapping[str, Any]) -> int:
     for key in ("workers", "max_workers", "min_workers"):
         value = pool.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
@@ -98,7 +98,7 @@ def _worker_pool(record: ResourceRecord, ready: Sequence[tuple[str, str | None]]
     name = record.address.split(".", 1)[1]
     attributes = record.attributes
     resources = attributes.get("resources") or {}
-    declared = _declared_workers(attributes.get("pool") or {})
+    declared = declared_workers(attributes.get("pool") or {})
     if ready is None:  # a cloud this machine cannot reach: workers by name only
         ready = [(f"{name}-{i}", None) for i in range(declared)]
     workers = tuple(Worker(wid, directory) for wid, directory in ready)

@@ -38,6 +38,7 @@ from reconciler.usecases.common import (
     refuse_emptied,
     refuse_foreign_state,
 )
+from reconciler.usecases.job_impact import with_jobs_affected
 from reconciler.workspace import hold_lock, open_provider, open_state, secret_salt
 from state import HistoryEntry, StateBackend, StateSnapshot, default_who
 
@@ -197,6 +198,7 @@ def _apply(
                 retry=how.retry,
                 clock=how.clock,
             )
+            plan = with_jobs_affected(plan, configuration, snapshot)
             how.on_plan(plan)
             if not plan.has_changes:
                 return AppliedPlan(plan, None)

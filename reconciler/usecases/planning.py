@@ -21,6 +21,7 @@ from reconciler.usecases.common import (
     refuse_emptied,
     refuse_foreign_state,
 )
+from reconciler.usecases.job_impact import with_jobs_affected
 from reconciler.workspace import pin_state, read_state, secret_salt
 
 
@@ -65,6 +66,7 @@ def plan_configuration(
         refuse_foreign_state(
             configuration, snapshot, created_addresses(plan), retry=retry, clock=clock
         )
+    plan = with_jobs_affected(plan, configuration, snapshot)
     return PlannedConfiguration(plan, directory, rereads, configuration)
 
 

@@ -1,0 +1,76 @@
+"""The jobs a plan would stop, strand or have rejected, as notes on the plan (its warnings):
+a reviewer of `plan` or of a pull request's plan comment sees them before anyone applies.
+
+The queue is read where the job commands keep it (SQLite beside the state, or the PostgreSQL
+team state's tables), only when the plan changes something the scheduler reads, and never
+made where there is none. A queue that cannot be read does not stop the plan: a note says so.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from reconciler.errors import PoolformError
+from reconciler.loading import Configuration
+from reconciler.plan import Plan
+from reconciler.workspace import state_location, state_path
+from state import StateSnapshot
+
+if TYPE_CHECKING:
+    from reconciler.scheduler.store import JobRecord
+
+
+def with_jobs_affected(plan: Plan, configuration: Configuration, state: StateSnapshot) -> Plan:
+    """`plan` with a note per way its apply would affect the queue's active jobs."""
+    if not plan.has_changes:
+        return plan
+    # The scheduler's modules load only for a plan that changes something.
+    from reconciler.scheduler.impact import SCHEDULED_KINDS, ObjectChange, jobs_affected
+
+    changes = [
+        ObjectChange(c.address, c.resource_type, c.action.value, c.after)
+        for c in plan.changes
+        if c.resource_type in SCHEDULED_KINDS
+    ]
+    if not changes:
+        return plan
+    try:
+        jobs = _active_jobs(configuration)
+    except (PoolformError, sqlite3.Error, OSError) as error:
+        note = (
+            f"the job queue could not be read ({error}): the jobs this plan would affect "
+            "are not shown"
+        )
+        return replace(plan, warnings=(*plan.warnings, note))
+    notes = jobs_affected(state, changes, jobs) if jobs else ()
+    return replace(plan, warnings=(*plan.warnings, *notes)) if notes else plan
+
+
+def _active_jobs(configuration: Configuration) -> list[JobRecord]:
+    """The queue's queued and running jobs; none where no job command ever made a queue."""
+    from reconciler.scheduler.context import STORE_NAME
+    from reconciler.scheduler.model import ACTIVE
+    from reconciler.scheduler.store import SchedulerStore
+
+    location = state_location(configuration)
+    store: SchedulerStore
+    if location.backend == "postgres":
+        from reconciler.scheduler.postgres_store import NoQueue, PostgresStore
+
+        try:
+            store = PostgresStore(location.dsn, schema=location.schema, create=False)
+        except NoQueue:
+            return []
+    else:  # beside the SQLite state's place (an S3 state's queue too, as job commands do)
+        path = state_path(configuration).parent / STORE_NAME
+        if not path.is_file():
+            return []
+        from reconciler.scheduler.sqlite_store import SqliteStore
+
+        store = SqliteStore(path)
+    try:
+        return [job for job in store.jobs(active=True) if job.status in ACTIVE]
+    finally:
+        store.close()

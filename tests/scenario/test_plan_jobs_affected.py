@@ -1,0 +1,103 @@
+"""A plan says what its apply would do to the scheduler's jobs (the installed poolform over an
+applied configuration with a real running job): a reviewer sees it in the plan, its JSON and
+its pull-request comment, before anyone applies. Reading the queue never changes it, and a
+queue that cannot be read never stops the plan."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.scheduler_setup import (
+    CONFIG,
+    applied,
+    group_alive,
+    job_file,
+    job_group,
+    listed,
+    queue_digest,
+)
+from tests.scenario.installed import poolform
+from tests.scenario.test_messages import answer_on_a_terminal
+
+REPLACED = CONFIG.replace("instance_type: c5.xlarge", "instance_type: m5.large")
+NOTE = (
+    "worker_pool.w is replaced (new workers) with 1 job (1) running on its workers: the "
+    "scheduler stops them when their workers go"
+)
+REJECTED = "1 queued job (3) would be rejected by the scheduler after this apply"
+
+
+@pytest.fixture
+def busy(tmp_path: Path) -> Iterator[Path]:
+    """The shared configuration with job 1 running on its one worker, job 2 queued behind it,
+    and job 3 queued for the seats; the worker pool then declared anew (a replacement) and
+    the seats pool gone."""
+    directory = applied(tmp_path)
+    sleeper = job_file(tmp_path, "kind: Job\nname: sleeper\npool: w\nrun: sleep 120\n")
+    seated = job_file(tmp_path, "kind: Job\nname: s\npool: seats\nrun: 'true'\n", "s.yaml")
+    for path in (sleeper, sleeper):
+        assert poolform("jobs", "submit", path, "--chdir", directory).returncode == 0
+    assert poolform("scheduler", "run", "--once", "--chdir", directory).returncode == 0
+    assert poolform("jobs", "submit", seated, "--chdir", directory).returncode == 0
+    group = job_group(directory, 1)
+    assert group_alive(group)
+    (directory / "config.yaml").write_text(REPLACED.split("---\nkind: ResourcePool")[0])
+    try:
+        yield directory
+    finally:
+        os.killpg(group, signal.SIGKILL)
+
+
+def test_plan_names_the_jobs_its_apply_stops_and_rejects(busy: Path) -> None:
+    before = queue_digest(busy)
+    text = poolform("plan", "--chdir", busy)
+    assert text.returncode == 0, text.stderr
+    assert NOTE in text.stdout
+    assert REJECTED in text.stdout
+    assert "no pool named seats is applied" in text.stdout
+    warnings = json.loads(poolform("plan", "--json", "--chdir", busy).stdout)["warnings"]
+    assert NOTE in warnings
+    assert any(w.startswith(REJECTED) for w in warnings)
+    markdown = poolform("plan", "--markdown", "--chdir", busy).stdout
+    assert NOTE in markdown.split("#### Warnings", 1)[1]
+    assert queue_digest(busy) == before  # read, never written
+    assert [job["status"] for job in listed(busy)] == ["running", "queued", "queued"]
+
+
+def test_apply_shows_them_before_it_asks(busy: Path) -> None:
+    answered_no = answer_on_a_terminal(["apply", busy], "no")
+    assert answered_no.returncode == 1
+    assert "Apply cancelled." in answered_no.stderr
+    assert NOTE in answered_no.stdout
+    assert [job["status"] for job in listed(busy)] == ["running", "queued", "queued"]
+
+
+def test_no_queue_no_notes_and_none_made(tmp_path: Path) -> None:
+    directory = tmp_path / "fresh"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(CONFIG)
+    assert poolform("apply", "--auto-approve", "--chdir", directory).returncode == 0
+    (directory / "config.yaml").write_text(REPLACED)
+    plan = poolform("plan", "--chdir", directory)
+    assert plan.returncode == 0, plan.stderr
+    assert "job" not in plan.stdout
+    assert not (directory / ".poolform" / "scheduler.db").exists()
+
+
+def test_a_damaged_queue_is_named_and_the_plan_goes_on(busy: Path) -> None:
+    store = busy / ".poolform" / "scheduler.db"
+    for companion in ("scheduler.db-wal", "scheduler.db-shm"):
+        (busy / ".poolform" / companion).unlink(missing_ok=True)
+    store.write_bytes(b"not a database at all" * 100)
+    plan = poolform("plan", "--detailed-exitcode", "--chdir", busy)
+    assert plan.returncode == 2, plan.stderr  # changes: the plan is whole
+    assert "worker_pool.w must be replaced" in plan.stdout or "-/+" in plan.stdout
+    assert "the job queue could not be read" in plan.stdout
+    assert "Traceback" not in plan.stderr
+    assert store.read_bytes() == b"not a database at all" * 100

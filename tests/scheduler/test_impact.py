@@ -1,0 +1,161 @@
+"""What a plan says its apply would do to the jobs (`reconciler/scheduler/impact.py`): one
+case per way an apply stops, strands or rejects jobs, and the changes that leave them be."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from reconciler.scheduler.amounts import SCALE
+from reconciler.scheduler.impact import ObjectChange, jobs_affected
+from reconciler.scheduler.model import JobRequest, Status
+from reconciler.scheduler.store import JobRecord
+from state import ResourceRecord, StateSnapshot
+
+WORKERS = {"pool": {"workers": 3}, "resources": {"instance_type": "c5.xlarge"}}
+SEATS = {"capacity": {"gpu": 8, "step_run": 4}}
+TEAM = {"subject": "team-a", "pool": "seats", "priority": 5, "reserved": {"gpu": 2}}
+STATE = StateSnapshot.from_records(
+    "lineage",
+    4,
+    [
+        ResourceRecord("worker_pool.w", "worker_pool", WORKERS),
+        ResourceRecord("resource_pool.seats", "resource_pool", SEATS),
+        ResourceRecord("subject_policy.team-a", "subject_policy", TEAM),
+    ],
+)
+
+
+def job(
+    id: int, status: Status, where: str, *, worker: str | None = None, gpus: int = 0, **request: Any
+) -> JobRecord:
+    """A job on (or queued for) pool `where`; `request`: what it asked for (pool, subject)."""
+    holding = status is not Status.QUEUED
+    return JobRecord(
+        id=id,
+        batch=id,
+        name=f"job-{id}",
+        rank=0,
+        num_jobs=1,
+        request=JobRequest(resources=(("gpu", gpus * SCALE),) if gpus else (), **request),
+        run="true",
+        envs={},
+        retries=0,
+        retries_left=0,
+        status=status,
+        reason=None,
+        submitted_at=float(id),
+        pool=where,
+        policy=("team-a" if where == "seats" else f"{where}/*") if holding else None,
+        worker=worker,
+        amounts=(("gpu", gpus * SCALE), ("step_run", SCALE)) if holding else (),
+    )
+
+
+RUNNING_ON_WORKERS = [
+    job(1, Status.RUNNING, "w", worker="i-1", pool="w"),
+    job(2, Status.RUNNING, "w", worker="i-2", pool="w"),
+]
+QUEUED_FOR_WORKERS = [job(3, Status.QUEUED, "w", pool="w")]
+ON_SEATS = [
+    job(10, Status.RUNNING, "seats", gpus=4, subject="team-a"),
+    job(11, Status.ADMITTED, "seats", gpus=2, subject="team-a"),
+]
+QUEUED_FOR_SEATS = [job(12, Status.QUEUED, "seats", gpus=2, subject="team-a")]
+ALL = [*RUNNING_ON_WORKERS, *QUEUED_FOR_WORKERS, *ON_SEATS, *QUEUED_FOR_SEATS]
+
+
+def change(address: str, action: str, after: dict[str, Any] | None = None) -> ObjectChange:
+    return ObjectChange(address, address.split(".")[0], action, after)
+
+
+CASES = [
+    pytest.param(
+        [change("worker_pool.w", "replace", WORKERS)],
+        [
+            "worker_pool.w is replaced (new workers) with 2 jobs (1, 2) running on its workers: "
+            "the scheduler stops them when their workers go"
+        ],
+        id="worker pool replaced under running jobs",
+    ),
+    pytest.param(
+        [change("worker_pool.w", "delete")],
+        [
+            "worker_pool.w is deleted with 2 jobs (1, 2) running on its workers: the scheduler "
+            "stops them when their workers go",
+            "1 queued job (3) would be rejected by the scheduler after this apply: no pool "
+            "named w is applied",
+        ],
+        id="worker pool deleted: running stopped, queued rejected",
+    ),
+    pytest.param(
+        [change("worker_pool.w", "update", {**WORKERS, "pool": {"workers": 1}})],
+        [
+            "worker_pool.w shrinks to 1 worker(s) with 2 busy (2 jobs (1, 2) running): 1 busy "
+            "worker(s) go, and the scheduler stops their jobs"
+        ],
+        id="worker pool shrunk below its busy workers",
+    ),
+    pytest.param(
+        [change("worker_pool.w", "update", {**WORKERS, "pool": {"workers": 2}})],
+        [],
+        id="worker pool shrunk to its busy workers: idle ones go first",
+    ),
+    pytest.param(
+        [change("resource_pool.seats", "update", {"capacity": {"gpu": 4, "step_run": 4}})],
+        [
+            "resource_pool.seats shrinks below what its 2 jobs (10, 11) running hold (gpu 6 "
+            "held, gpu 4 after): none is stopped, and the pool starts nothing new until they "
+            "drain below it"
+        ],
+        id="resource pool shrunk below what runs",
+    ),
+    pytest.param(
+        [change("resource_pool.seats", "update", {"capacity": {"gpu": 16, "step_run": 4}})],
+        [],
+        id="resource pool grown",
+    ),
+    pytest.param(
+        [change("resource_pool.seats", "delete"), change("subject_policy.team-a", "delete")],
+        [
+            "resource_pool.seats is deleted with 2 jobs (10, 11) running on it: they run on to "
+            "their end",
+            "subject_policy.team-a is deleted with 2 jobs (10, 11) running under it: they run "
+            "on to their end, holding what they hold of their pool",
+            "1 queued job (12) would be rejected by the scheduler after this apply: no policy "
+            "for subject team-a is applied",
+        ],
+        id="resource pool and its policy deleted",
+    ),
+    pytest.param(
+        [change("resource_pool.other", "create", {"capacity": {"gpu": 1}})],
+        [],
+        id="a new pool touches nobody",
+    ),
+    pytest.param(
+        [change("machine_pool.m.machine_type.a", "delete")],
+        [],
+        id="a machine type no job uses",
+    ),
+    pytest.param(
+        [ObjectChange("compute_config.c", "compute_config", "delete", None)],
+        [],
+        id="what the scheduler does not read",
+    ),
+]
+
+
+@pytest.mark.parametrize(("changes", "notes"), CASES)
+def test_jobs_affected(changes: list[ObjectChange], notes: list[str]) -> None:
+    assert list(jobs_affected(STATE, changes, ALL)) == notes
+
+
+def test_no_jobs_no_notes() -> None:
+    assert jobs_affected(STATE, [change("worker_pool.w", "delete")], []) == ()
+
+
+def test_long_lists_are_counted() -> None:
+    many = [job(i, Status.RUNNING, "w", worker=f"i-{i}", pool="w") for i in range(1, 26)]
+    (note,) = jobs_affected(STATE, [change("worker_pool.w", "replace", WORKERS)], many)
+    assert "25 jobs (1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 15 more)" in note
