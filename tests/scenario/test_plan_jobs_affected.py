@@ -101,3 +101,44 @@ def test_a_damaged_queue_is_named_and_the_plan_goes_on(busy: Path) -> None:
     assert "the job queue could not be read" in plan.stdout
     assert "Traceback" not in plan.stderr
     assert store.read_bytes() == b"not a database at all" * 100
+
+
+TEAM = """kind: Cluster
+name: team
+provider: local
+state: {{backend: postgres, dsn: '${{env:PLAN_PG_URL}}', key: {schema}}}
+"""
+SEATS = "---\nkind: ResourcePool\nname: seats\ncapacity:\n  seat: 2\n"
+
+
+def test_the_team_queue_on_postgresql(tmp_path: Path) -> None:
+    from tests.adversarial.test_scheduler_postgres2 import tables
+    from tests.state.services import drop_schema, new_schema, pg_url
+
+    url, schema = pg_url(), new_schema()
+    directory = tmp_path / "team"
+    directory.mkdir()
+    config = directory / "config.yaml"
+    env = {"PLAN_PG_URL": url}
+    try:
+        config.write_text(TEAM.format(schema=schema) + SEATS)
+        assert poolform("apply", "--auto-approve", "--chdir", directory, env=env).returncode == 0
+        config.write_text(TEAM.format(schema=schema))  # the seats pool goes
+        before = tables(url, schema)
+        plan = poolform("plan", "--chdir", directory, env=env)
+        assert plan.returncode == 0, plan.stderr
+        assert "job" not in plan.stdout  # no queue yet: nothing to say,
+        assert tables(url, schema) == before  # and none made
+        config.write_text(TEAM.format(schema=schema) + SEATS)
+        job = job_file(tmp_path, "kind: Job\nname: j\npool: seats\nrun: 'true'\n")
+        submitted = poolform("jobs", "submit", job, "--chdir", directory, env=env)
+        assert submitted.returncode == 0, submitted.stderr
+        config.write_text(TEAM.format(schema=schema))
+        plan = poolform("plan", "--chdir", directory, env=env)
+        assert plan.returncode == 0, plan.stderr
+        assert (
+            "1 queued job (1) would be rejected by the scheduler after this apply: no pool "
+            "named seats is applied"
+        ) in plan.stdout
+    finally:
+        drop_schema(url, schema)
