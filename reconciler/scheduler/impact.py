@@ -9,11 +9,11 @@ scheduler will use after the apply, not by rules kept twice.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from reconciler.scheduler.amounts import show
+from reconciler.scheduler.amounts import show, total
 from reconciler.scheduler.applied import applied_config, declared_workers
 from reconciler.scheduler.model import HOLDING, AppliedConfig, JobRequest, Status
 from reconciler.scheduler.reasons import Reason
@@ -43,12 +43,14 @@ def jobs_affected(
 ) -> tuple[str, ...]:
     """One note per way the apply of `changes` would stop, strand or reject the active `jobs`
     (none when it leaves every job as it is)."""
-    changes = [c for c in changes if c.resource_type in SCHEDULED_KINDS]
+    changes = sorted(
+        (c for c in changes if c.resource_type in SCHEDULED_KINDS), key=lambda c: c.address
+    )
     if not changes or not jobs:
         return ()
     held = [j for j in jobs if j.status in HOLDING and j.pool]
     notes: list[str] = []
-    for change in sorted(changes, key=lambda c: c.address):
+    for change in changes:
         name = change.address.split(".", 1)[-1]
         if change.resource_type == "worker_pool":
             notes += _worker_pool_note(change, name, [j for j in held if j.pool == name])
@@ -66,9 +68,9 @@ def jobs_affected(
                     f"{change.address} is deleted with {_jobs(under)} running under it: they "
                     "run on to their end, holding what they hold of their pool"
                 )
-    after = applied_config(_state_after(state, changes))
-    notes += _overcommitted(after, changes, held)
-    notes += _rejected(applied_config(state), after, [j for j in jobs if j.status is Status.QUEUED])
+    before, after = applied_config(state), applied_config(_state_after(state, changes))
+    notes += _overcommitted(before, after, changes, held)
+    notes += _rejected(before, after, [j for j in jobs if j.status is Status.QUEUED])
     return tuple(notes)
 
 
@@ -93,35 +95,93 @@ def _worker_pool_note(change: ObjectChange, name: str, on: Sequence[JobRecord]) 
 
 
 def _overcommitted(
-    after: AppliedConfig, changes: Sequence[ObjectChange], held: Sequence[JobRecord]
+    before: AppliedConfig,
+    after: AppliedConfig,
+    changes: Sequence[ObjectChange],
+    held: Sequence[JobRecord],
 ) -> list[str]:
-    """Resource pools the apply shrinks below what their running jobs hold: nothing is
-    stopped; the pool admits nothing more until they drain (`overcommitted`)."""
+    """Pools shrunk below what their running jobs hold, policies whose limit (or, for
+    non-preemptible work, reservation) drops below what theirs hold: nothing is stopped for
+    it; what is over starts nothing new until it drains (`overcommitted`, `policy_limit_reached`,
+    `reservation_full`). Only what this apply pushes over is named."""
     notes: list[str] = []
-    for change in changes:
-        name = change.address.split(".", 1)[-1]
-        if change.resource_type != "resource_pool" or change.action == "delete":
-            continue
-        pool = after.pools.get(name)
+    for name, now in sorted(before.pools.items()):
+        later = after.pools.get(name)
         on = [j for j in held if j.pool == name]
-        if pool is None or not on:
-            continue
-        used: dict[str, int] = {}
-        for job in on:
-            for key, amount in job.amounts:
-                used[key] = used.get(key, 0) + amount
-        over = [
-            f"{show(key, used[key])} held, {show(key, capacity)} after"
-            for key, capacity in sorted(pool.capacity.items())
-            if used.get(key, 0) > capacity
-        ]
+        if later is None or now.kind == "worker" or later.capacity == now.capacity or not on:
+            continue  # gone (noted above), workers (by worker), unchanged, or idle
+        over = _newly_over(
+            total(j.amounts for j in on), now.capacity, later.capacity, _pool_default
+        )
         if over:
             notes.append(
-                f"{change.address} shrinks below what its {_jobs(on)} running hold "
-                f"({'; '.join(over)}): none is stopped, and the pool starts nothing new until "
-                "they drain below it"
+                f"{now.kind}_pool.{name} shrinks below what {_hold(on, 'running job')} "
+                f"({over}): none is stopped, and the pool starts nothing new until they "
+                "drain below it"
             )
+    for change in changes:
+        name = change.address.split(".", 1)[-1]
+        if change.action == "delete":
+            continue
+        if change.resource_type == "subject_policy":
+            under = [j for j in held if j.policy == name]
+            old, new = before.policies.get(name), after.policies.get(name)
+            if old is None or new is None or not under:
+                continue
+            over = _newly_over(total(j.amounts for j in under), old.limit, new.limit, _unbounded)
+            if over:
+                notes.append(
+                    f"{change.address}'s limit drops below what {_hold(under, 'running job')} "
+                    f"under it ({over}): none is stopped, and it starts nothing new until they "
+                    "drain below it"
+                )
+            steady = [j for j in under if not j.request.preemptible]
+            over = _newly_over(
+                total(j.amounts for j in steady), old.reserved, new.reserved, _nothing
+            )
+            if over:
+                notes.append(
+                    f"{change.address}'s reservation drops below what "
+                    f"{_hold(steady, 'running non-preemptible job')} under it ({over}): none is "
+                    "stopped, and it starts no non-preemptible job until they drain below it"
+                )
     return notes
+
+
+def _pool_default(key: str) -> int | None:
+    """A key a pool does not declare: cpu and memory are unbounded, any other has none."""
+    return None if key in ("cpu", "memory") else 0
+
+
+def _unbounded(key: str) -> int | None:
+    return None
+
+
+def _nothing(key: str) -> int | None:
+    return 0
+
+
+def _newly_over(
+    used: Mapping[str, int],
+    before: Mapping[str, int] | None,
+    after: Mapping[str, int] | None,
+    missing: Callable[[str], int | None],
+) -> str:
+    """The keys where `used` is within `before` and past `after`, as `gpu 6 held, gpu 4
+    after`; a key a bound does not name is bounded by `missing(key)` (None: unbounded), and
+    so is every key where the bounds are None."""
+
+    def bound(bounds: Mapping[str, int] | None, key: str) -> int | None:
+        if bounds is None:
+            return None
+        return bounds[key] if key in bounds else missing(key)
+
+    over = []
+    for key, amount in sorted(used.items()):
+        old, new = bound(before, key), bound(after, key)
+        if new is not None and amount > new and (old is None or amount <= old):
+            over.append(f"{show(key, amount)} held, {show(key, new)} after")
+    return "; ".join(over)
 
 
 def _rejected(
@@ -161,6 +221,11 @@ def _state_after(state: StateSnapshot, changes: Sequence[ObjectChange]) -> State
                 change.address, change.resource_type, dict(change.after)
             )
     return StateSnapshot.from_records(state.lineage, state.serial + 1, records.values())
+
+
+def _hold(jobs: Sequence[JobRecord], noun: str) -> str:
+    """`2 running jobs (10, 11) hold`, `1 running job (10) holds`."""
+    return f"{_jobs(jobs, noun)} {'holds' if len(jobs) == 1 else 'hold'}"
 
 
 def _jobs(jobs: Sequence[JobRecord], noun: str = "job") -> str:

@@ -15,7 +15,14 @@ from state import ResourceRecord, StateSnapshot
 
 WORKERS = {"pool": {"workers": 3}, "resources": {"instance_type": "c5.xlarge"}}
 SEATS = {"capacity": {"gpu": 8, "step_run": 4}}
-TEAM = {"subject": "team-a", "pool": "seats", "priority": 5, "reserved": {"gpu": 2}}
+TEAM = {
+    "subject": "team-a",
+    "pool": "seats",
+    "priority": 5,
+    "reserved": {"gpu": 4, "step_run": 2},
+    "limit": {"gpu": 8},
+}
+H100 = {"launch_templates": [{"instance_type": "p5.48xlarge"}], "max_size": 2}  # 8 GPUs each
 STATE = StateSnapshot.from_records(
     "lineage",
     4,
@@ -23,6 +30,7 @@ STATE = StateSnapshot.from_records(
         ResourceRecord("worker_pool.w", "worker_pool", WORKERS),
         ResourceRecord("resource_pool.seats", "resource_pool", SEATS),
         ResourceRecord("subject_policy.team-a", "subject_policy", TEAM),
+        ResourceRecord("machine_pool.m.machine_type.h100", "machine_type", H100),
     ],
 )
 
@@ -59,15 +67,18 @@ RUNNING_ON_WORKERS = [
 ]
 QUEUED_FOR_WORKERS = [job(3, Status.QUEUED, "w", pool="w")]
 ON_SEATS = [
-    job(10, Status.RUNNING, "seats", gpus=4, subject="team-a"),
+    job(10, Status.RUNNING, "seats", gpus=4, subject="team-a", preemptible=False),
     job(11, Status.ADMITTED, "seats", gpus=2, subject="team-a"),
 ]
 QUEUED_FOR_SEATS = [job(12, Status.QUEUED, "seats", gpus=2, subject="team-a")]
-ALL = [*RUNNING_ON_WORKERS, *QUEUED_FOR_WORKERS, *ON_SEATS, *QUEUED_FOR_SEATS]
+ON_MACHINES = [job(20, Status.RUNNING, "m", gpus=12, pool="m")]
+ALL = [*RUNNING_ON_WORKERS, *QUEUED_FOR_WORKERS, *ON_SEATS, *QUEUED_FOR_SEATS, *ON_MACHINES]
 
 
 def change(address: str, action: str, after: dict[str, Any] | None = None) -> ObjectChange:
-    return ObjectChange(address, address.split(".")[0], action, after)
+    """As a plan states it: a machine pool's changes are to its machine types."""
+    kind = address.split(".")[-2] if address.startswith("machine_pool.") else address.split(".")[0]
+    return ObjectChange(address, kind, action, after)
 
 
 CASES = [
@@ -105,9 +116,9 @@ CASES = [
     pytest.param(
         [change("resource_pool.seats", "update", {"capacity": {"gpu": 4, "step_run": 4}})],
         [
-            "resource_pool.seats shrinks below what its 2 jobs (10, 11) running hold (gpu 6 "
-            "held, gpu 4 after): none is stopped, and the pool starts nothing new until they "
-            "drain below it"
+            "resource_pool.seats shrinks below what 2 running jobs (10, 11) hold (gpu 6 held, "
+            "gpu 4 after): none is stopped, and the pool starts nothing new until they drain "
+            "below it"
         ],
         id="resource pool shrunk below what runs",
     ),
@@ -115,6 +126,29 @@ CASES = [
         [change("resource_pool.seats", "update", {"capacity": {"gpu": 16, "step_run": 4}})],
         [],
         id="resource pool grown",
+    ),
+    pytest.param(
+        [change("subject_policy.team-a", "update", {**TEAM, "limit": {"gpu": 5}})],
+        [
+            "subject_policy.team-a's limit drops below what 2 running jobs (10, 11) hold under "
+            "it (gpu 6 held, gpu 5 after): none is stopped, and it starts nothing new until "
+            "they drain below it"
+        ],
+        id="policy limit below what its jobs hold",
+    ),
+    pytest.param(
+        [change("subject_policy.team-a", "update", {**TEAM, "reserved": {"gpu": 2}})],
+        [
+            "subject_policy.team-a's reservation drops below what 1 running non-preemptible job "
+            "(10) holds under it (gpu 4 held, gpu 2 after; step_run 1 held, step_run 0 after): "
+            "none is stopped, and it starts no non-preemptible job until they drain below it"
+        ],
+        id="policy reservation below what its non-preemptible jobs hold",
+    ),
+    pytest.param(
+        [change("subject_policy.team-a", "update", {**TEAM, "limit": {"gpu": 6}})],
+        [],
+        id="policy limit down to what its jobs hold",
     ),
     pytest.param(
         [change("resource_pool.seats", "delete"), change("subject_policy.team-a", "delete")],
@@ -134,9 +168,21 @@ CASES = [
         id="a new pool touches nobody",
     ),
     pytest.param(
-        [change("machine_pool.m.machine_type.a", "delete")],
-        [],
-        id="a machine type no job uses",
+        [change("machine_pool.m.machine_type.h100", "update", {**H100, "max_size": 1})],
+        [
+            "machine_pool.m shrinks below what 1 running job (20) holds (gpu 12 held, gpu 8 "
+            "after): none is stopped, and the pool starts nothing new until they drain below it"
+        ],
+        id="machine pool shrunk below what runs",
+    ),
+    pytest.param(
+        [change("resource_pool.seats", "update", {"capacity": {"gpu": 8}})],
+        [
+            "resource_pool.seats shrinks below what 2 running jobs (10, 11) hold (step_run 2 "
+            "held, step_run 0 after): none is stopped, and the pool starts nothing new until "
+            "they drain below it"
+        ],
+        id="a key the pool no longer declares: none of it",
     ),
     pytest.param(
         [ObjectChange("compute_config.c", "compute_config", "delete", None)],
