@@ -26,6 +26,7 @@ SCHEDULED_KINDS = frozenset(
     {"resource_pool", "subject_policy", "worker_pool", "machine_type", "cluster"}
 )
 SHOWN_IDS = 10  # job ids listed in a note; the rest are counted
+SHOWN_REASONS = 5  # rejection reasons given a note each; the rest are counted
 
 
 @dataclass(frozen=True)
@@ -202,11 +203,20 @@ def _rejected(
         verdict = verdicts[request]
         if verdict is not None:
             rejected.setdefault(verdict.message, []).append(job)
-    return [
+    # The most common reasons first; past SHOWN_REASONS of them, the rest counted in one note.
+    ranked = sorted(rejected.items(), key=lambda item: (-len(item[1]), item[0]))
+    notes = [
         f"{_jobs(jobs, 'queued job')} would be rejected by the scheduler after this apply: "
         f"{message}"
-        for message, jobs in sorted(rejected.items())
+        for message, jobs in ranked[:SHOWN_REASONS]
     ]
+    rest = [job for _, jobs in ranked[SHOWN_REASONS:] for job in jobs]
+    if rest:
+        notes.append(
+            f"{_jobs(rest, 'more queued job')} would be rejected too, for "
+            f"{len(ranked) - SHOWN_REASONS} other reason(s)"
+        )
+    return notes
 
 
 def _state_after(state: StateSnapshot, changes: Sequence[ObjectChange]) -> StateSnapshot:

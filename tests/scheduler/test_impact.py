@@ -205,3 +205,19 @@ def test_long_lists_are_counted() -> None:
     many = [job(i, Status.RUNNING, "w", worker=f"i-{i}", pool="w") for i in range(1, 26)]
     (note,) = jobs_affected(STATE, [change("worker_pool.w", "replace", WORKERS)], many)
     assert "25 jobs (1, 2, 3, 4, 5, 6, 7, 8, 9, 10 and 15 more)" in note
+
+
+def test_many_reasons_for_rejection_are_counted_past_five() -> None:
+    """Eight queued jobs short of the shrunk pool by seven different amounts: seven messages.
+    The five most common get a note each (ties by message), the rest one note together."""
+    sizes = (2, 2, 3, 4, 5, 6, 7, 8)
+    queued = [
+        job(30 + n, Status.QUEUED, "seats", gpus=g, pool="seats") for n, g in enumerate(sizes)
+    ]
+    notes = jobs_affected(
+        STATE, [change("resource_pool.seats", "update", {"capacity": {"gpu": 1}})], queued
+    )
+    assert len(notes) == 6
+    assert notes[0].startswith("2 queued jobs (30, 31) would be rejected")
+    assert all(n.startswith("1 queued job (") for n in notes[1:5])
+    assert notes[5] == "2 more queued jobs (36, 37) would be rejected too, for 2 other reason(s)"
