@@ -111,42 +111,56 @@ def _overcommitted(
         on = [j for j in held if j.pool == name]
         if later is None or now.kind == "worker" or later.capacity == now.capacity or not on:
             continue  # gone (noted above), workers (by worker), unchanged, or idle
-        over = _newly_over(
-            total(j.amounts for j in on), now.capacity, later.capacity, _pool_default
+        notes += _drop_note(
+            f"{now.kind}_pool.{name} shrinks below what",
+            on,
+            (now.capacity, later.capacity, _pool_default),
+            "the pool starts nothing new",
         )
-        if over:
-            notes.append(
-                f"{now.kind}_pool.{name} shrinks below what {_hold(on, 'running job')} "
-                f"({over}): none is stopped, and the pool starts nothing new until they "
-                "drain below it"
-            )
     for change in changes:
         name = change.address.split(".", 1)[-1]
-        if change.action == "delete":
+        old, new = before.policies.get(name), after.policies.get(name)
+        under = [j for j in held if j.policy == name]
+        if change.resource_type != "subject_policy" or old is None or new is None or not under:
             continue
-        if change.resource_type == "subject_policy":
-            under = [j for j in held if j.policy == name]
-            old, new = before.policies.get(name), after.policies.get(name)
-            if old is None or new is None or not under:
-                continue
-            over = _newly_over(total(j.amounts for j in under), old.limit, new.limit, _unbounded)
-            if over:
-                notes.append(
-                    f"{change.address}'s limit drops below what {_hold(under, 'running job')} "
-                    f"under it ({over}): none is stopped, and it starts nothing new until they "
-                    "drain below it"
-                )
-            steady = [j for j in under if not j.request.preemptible]
-            over = _newly_over(
-                total(j.amounts for j in steady), old.reserved, new.reserved, _nothing
-            )
-            if over:
-                notes.append(
-                    f"{change.address}'s reservation drops below what "
-                    f"{_hold(steady, 'running non-preemptible job')} under it ({over}): none is "
-                    "stopped, and it starts no non-preemptible job until they drain below it"
-                )
+        notes += _drop_note(
+            f"{change.address}'s limit drops below what",
+            under,
+            (old.limit, new.limit, _unbounded),
+            "it starts nothing new",
+            where=" under it",
+        )
+        notes += _drop_note(
+            f"{change.address}'s reservation drops below what",
+            [j for j in under if not j.request.preemptible],
+            (old.reserved, new.reserved, _nothing),
+            "it starts no non-preemptible job",
+            noun="running non-preemptible job",
+            where=" under it",
+        )
     return notes
+
+
+Bounds = tuple[Mapping[str, int] | None, Mapping[str, int] | None, Callable[[str], int | None]]
+
+
+def _drop_note(
+    head: str,
+    jobs: Sequence[JobRecord],
+    bounds: Bounds,
+    stops: str,
+    noun: str = "running job",
+    where: str = "",
+) -> list[str]:
+    """A note when the apply's new bound is below what `jobs` hold, where the old one was not:
+    `bounds` is (before, after, the bound of a key they do not name)."""
+    over = _newly_over(total(j.amounts for j in jobs), *bounds) if jobs else ""
+    if not over:
+        return []
+    return [
+        f"{head} {_hold(jobs, noun)}{where} ({over}): none is stopped, and {stops} until they "
+        "drain below it"
+    ]
 
 
 def _pool_default(key: str) -> int | None:
