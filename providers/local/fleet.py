@@ -104,7 +104,13 @@ class Fleet:
         self.emit("terminate", address=address, group=group_id, instances=instance_ids)
 
     def cleanup(self, instance_ids: InstanceIds) -> None:
-        workers.remove([Path(self.cloud.workdir(i)) for i in instance_ids])
+        """Remove the directories of terminated workers, but not of one that held a job: the
+        job runs on there until the scheduler, seeing its worker gone at its next cycle, stops
+        it and queues it again (a directory deleted under it would fail it on its next file
+        access instead, for no fault of its own). The cloud's first sweep after that (the next
+        apply's first change, see upkeep.py) removes the directory."""
+        kept = self.cloud.held_a_job(instance_ids)
+        workers.remove([Path(self.cloud.workdir(i)) for i in instance_ids if i not in kept])
 
     # -- groups --------------------------------------------------------------------------------
 

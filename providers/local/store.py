@@ -15,7 +15,7 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -321,11 +321,26 @@ class LocalCloud:
 
     @staticmethod
     def terminate(conn: sqlite3.Connection, instance_ids: list[str]) -> None:
+        """A terminated instance keeps its `idle` mark: one the scheduler marked busy held a
+        job when it went (see `held_a_job`)."""
         conn.executemany(
-            "UPDATE instances SET state = 'terminated', idle = 0, terminated_at = ?"
+            "UPDATE instances SET state = 'terminated', terminated_at = ?"
             " WHERE id = ? AND state = 'running'",
             [(time.time(), i) for i in instance_ids],
         )
+
+    def held_a_job(self, instance_ids: Sequence[str]) -> set[str]:
+        """Those of these terminated instances the scheduler had marked busy: a job was still
+        running in the worker's directory when apply terminated it."""
+        if not instance_ids:
+            return set()
+        with self.read() as conn:
+            rows = conn.execute(
+                "SELECT id FROM instances WHERE state = 'terminated' AND idle = 0"
+                " AND id IN (SELECT value FROM json_each(?))",
+                (dumps(list(instance_ids)),),
+            ).fetchall()
+        return {row["id"] for row in rows}
 
     def delete_group(self, conn: sqlite3.Connection, group_id: str) -> list[str]:
         """Terminate a group's instances and delete it; returns the instances terminated."""

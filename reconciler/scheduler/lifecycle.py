@@ -1,12 +1,20 @@
 """Pure pieces of a job's life around `schedule`: the snapshot built from store records, the
-environment a job runs with, and what a process's end means for the job."""
+environment a job runs with, what a process's end means for the job, and which held jobs an
+apply took the worker from."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
 from reconciler.scheduler.executor import Place
-from reconciler.scheduler.model import AppliedConfig, Holding, Queued, Snapshot, Status
+from reconciler.scheduler.model import (
+    HOLDING,
+    AppliedConfig,
+    Holding,
+    Queued,
+    Snapshot,
+    Status,
+)
 from reconciler.scheduler.reasons import BYPASSED, Reason, ReasonCode, reason
 from reconciler.scheduler.store import Ending, JobRecord
 
@@ -22,9 +30,14 @@ def snapshot_of(
 ) -> Snapshot:
     """`elsewhere`: held jobs whose attempts run where this scheduler cannot signal them; they
     hold their capacity and are never chosen as victims (a stop request nobody can act on
-    would only keep their preemptor waiting)."""
+    would only keep their preemptor waiting).
+
+    A held job whose worker an apply removed (`worker_gone`) is being stopped: it still takes
+    a process slot (`max_running`), but no worker and nothing of its pool (its machine is gone;
+    counted, it would make a worker of the new pool look used), and it is no victim."""
     queued: list[Queued] = []
     holding: list[Holding] = []
+    workers = applied_workers(config)
     for job in records:
         if job.status is Status.QUEUED:
             queued.append(
@@ -39,24 +52,46 @@ def snapshot_of(
                 )
             )
         elif job.status in (Status.ADMITTED, Status.RUNNING) and job.pool and job.policy:
+            gone = job.id not in elsewhere and worker_gone(job, workers)
             holding.append(
                 Holding(
                     id=job.id,
                     pool=job.pool,
                     policy=job.policy,
-                    amounts=job.amounts,
+                    amounts=() if gone else job.amounts,
                     priority=job.priority or 0,
                     preemptible=job.request.preemptible and job.id not in elsewhere,
                     admitted_at=job.admitted_at or 0.0,
                     batch=job.batch,
-                    worker=job.worker,
-                    stopping=job.stop is not None,
+                    worker=None if gone else job.worker,
+                    stopping=gone or job.stop is not None,
                     preempted_for=job.preempted_for if job.stop == "preempt" else None,
                 )
             )
     remote = sum(1 for held in holding if held.id in elsewhere)
     return Snapshot(
         config, tuple(queued), tuple(holding), cycle, claim_ttl, max_bypass, max_running, remote
+    )
+
+
+def applied_workers(config: AppliedConfig) -> frozenset[str] | None:
+    """Every worker of the applied worker pools; None while no state is found (serial 0):
+    state that is not there removes no worker."""
+    if config.serial == 0:
+        return None
+    return frozenset(w.id for pool in config.pools.values() for w in pool.workers)
+
+
+def worker_gone(job: JobRecord, workers: frozenset[str] | None) -> bool:
+    """The held job's recorded worker is not among the applied workers: an apply replaced
+    its worker pool, shrank it below its busy workers, or removed it. A cloud ends such a job
+    with its machine; the scheduler stops it itself, so it ends the same on every provider
+    (the local cloud keeps a busy worker's directory for it meanwhile)."""
+    return (
+        workers is not None
+        and job.worker is not None
+        and job.status in HOLDING
+        and job.worker not in workers
     )
 
 
@@ -133,3 +168,17 @@ def interrupted(job: JobRecord) -> Ending:
     if job.stop == "cancel":
         return Ending(Status.CANCELLED, reason(ReasonCode.CANCELLED), None, job.retries_left)
     return Ending(Status.QUEUED, reason(ReasonCode.START_INTERRUPTED), None, job.retries_left)
+
+
+def worker_removed(job: JobRecord, exit_code: int | None, serial: int) -> Ending:
+    """How a held job whose worker an apply removed (`worker_gone`) ends, once its process has
+    (`exit_code` None: it never started, was killed after the grace period, or vanished).
+
+    Back to the queue without using a retry: the operator took the machine, the job did
+    nothing wrong (a retry spent here would fail a job with none left for an apply). A job
+    that still exited 0 succeeded, and a stop asked before (a cancel, a preemption) ends as
+    it would have."""
+    if job.stop is not None or exit_code == 0:
+        return ending(job, exit_code)
+    why = reason(ReasonCode.WORKER_REMOVED, worker=job.worker, pool=job.pool, serial=serial)
+    return Ending(Status.QUEUED, why, exit_code, job.retries_left)

@@ -4,9 +4,12 @@ One cycle:
 1. reconcile the processes of held jobs (ended ones release their capacity; stop requests past
    their grace period get SIGKILL; attempts a dead scheduler left half-started are adopted or
    fenced and queued again; attempts that run at another place, out of this executor's
-   sight, are left as they are: running, holding their capacity);
+   sight, are left as they are: running, holding their capacity); a held job whose worker
+   the applied configuration no longer has (an apply replaced or shrank its worker pool) is
+   stopped as a preempted one is, and queued again without using a retry once it has ended;
 2. read the applied configuration (a moved state serial is an apply: queued jobs are checked
-   against it again) and the store into one snapshot;
+   against it again) and the store into one snapshot (read before step 1, which uses its
+   workers);
 3. `schedule(snapshot, now)`;
 4. commit the decisions in one store transaction, then SIGTERM the victims and start the
    admitted jobs.
@@ -29,12 +32,15 @@ from reconciler.scheduler.executor import (
     Tracked,
 )
 from reconciler.scheduler.lifecycle import (
+    applied_workers,
     ending,
     interrupted,
     job_env,
     lost,
     runs_elsewhere,
     snapshot_of,
+    worker_gone,
+    worker_removed,
 )
 from reconciler.scheduler.model import ACTIVE, HOLDING, AppliedConfig, Decisions, Status
 from reconciler.scheduler.reasons import ReasonCode, reason
@@ -70,6 +76,8 @@ class CycleReport:
     preempted: list[int] = field(default_factory=list)
     rejected: list[int] = field(default_factory=list)
     killed: list[int] = field(default_factory=list)
+    # Held jobs first found on a worker an apply removed: sent SIGTERM this cycle.
+    removed: list[int] = field(default_factory=list)
     no_state: bool = False  # no applied state was found: nothing was decided
     queued: int = 0
     running: int = 0
@@ -88,6 +96,7 @@ class CycleReport:
             or self.preempted
             or self.rejected
             or self.killed
+            or self.removed
         )
 
 
@@ -113,6 +122,11 @@ class SchedulerLoop:
         self.place = executor.place if isinstance(executor, Placed) else None
         self._told: set[tuple[int, int]] = set()  # (job, attempt) reported as elsewhere
         self._tracked = executor if isinstance(executor, Tracked) else None
+        # (job, attempt) being stopped because an apply removed its worker: the serial of the
+        # state that first lacked it and when SIGKILL is due. In memory, unlike a preemption's
+        # stop request: the configuration says it again every cycle, so a restarted scheduler
+        # finds it again (and gives the job a new grace period).
+        self._removing: dict[tuple[int, int], tuple[int, float]] = {}
 
     def _observe(self, job: JobRecord) -> Observation:
         """The attempt as the executor sees it, given the process the store recorded for it
@@ -127,10 +141,19 @@ class SchedulerLoop:
 
     # -- 1. processes ------------------------------------------------------------------------
 
-    def reconcile(self, report: CycleReport, *, own_only: bool = False) -> list[JobRecord]:
+    def reconcile(
+        self,
+        report: CycleReport,
+        *,
+        own_only: bool = False,
+        config: AppliedConfig | None = None,
+    ) -> list[JobRecord]:
         """Look at every held job's process; returns the active jobs as they are afterwards.
         `own_only`: only attempts recorded at this loop's place (a standby's watch, while a
-        leader elsewhere leaves them alone)."""
+        leader elsewhere leaves them alone). `config`: the applied configuration, whose
+        workers tell which held jobs lost theirs (None: none is judged so)."""
+        workers = None if config is None else applied_workers(config)
+        serial = 0 if config is None else config.serial
         records = self.store.jobs(active=True)
         endings: list[Ended] = []
         adopted: list[Started] = []
@@ -153,13 +176,23 @@ class SchedulerLoop:
             # Fence: an attempt no process has claimed yet never will, so a slow or lost
             # launch can be queued again without ever running twice.
             seen = self._observe(job)
+            key = (job.id, job.attempt)
+            # once signalled for it, a worker that shows up again changes nothing: it ends
+            gone = worker_gone(job, workers) or key in self._removing
+            removed_by = self._removing.get(key, (serial, 0.0))[0]
             if seen.phase is Phase.NOT_STARTED:
-                endings.append(Ended(job.id, job.attempt, interrupted(job)))
+                fenced = job.stop is None and gone
+                result = worker_removed(job, None, removed_by) if fenced else interrupted(job)
+                endings.append(Ended(job.id, job.attempt, result))
             elif seen.phase is Phase.EXITED:
-                endings.append(Ended(job.id, job.attempt, ending(job, seen.exit_code)))
+                code = seen.exit_code
+                result = worker_removed(job, code, removed_by) if gone else ending(job, code)
+                endings.append(Ended(job.id, job.attempt, result))
             elif seen.phase is Phase.VANISHED:
                 stopped = job.killed or job.stop is not None
                 result = ending(job, None) if stopped else lost(job)
+                if gone:  # whatever ended it (our SIGKILL, the cloud's sweep): not its fault
+                    result = worker_removed(job, None, removed_by)
                 endings.append(Ended(job.id, job.attempt, result))
             elif seen.pid is not None:
                 if job.pid != seen.pid:
@@ -167,6 +200,10 @@ class SchedulerLoop:
                     adopted.append(Started(job.id, job.attempt, seen.pid, True, since))
                 if job.stop is not None:
                     self._stop(job, seen.pid, report)
+                elif gone:
+                    self._stop_removed(job, seen.pid, removed_by, report)
+        for end in endings:
+            self._removing.pop((end.job, end.attempt), None)
         self.store.started(adopted, self.clock())
         done = set(self.store.ended(endings, self.clock()))
         report.ended += [(e.job, e.ending.status) for e in endings if e.job in done]
@@ -193,6 +230,24 @@ class SchedulerLoop:
             self.store.killed(job.id, self.clock())
             report.killed.append(job.id)
 
+    def _stop_removed(self, job: JobRecord, pid: int, serial: int, report: CycleReport) -> None:
+        """Stop a job whose worker an apply removed, as a preemption does: SIGTERM to its
+        process group at once, SIGKILL after the grace period. Its end is recorded by a later
+        look (`worker_removed`), so it is queued again only once its process has ended."""
+        key = (job.id, job.attempt)
+        first = key not in self._removing
+        deadline = self.clock() + self.settings.grace if first else self._removing[key][1]
+        self._removing[key] = (serial, deadline)
+        if first:
+            report.removed.append(job.id)
+        if key not in self._signalled:
+            self.executor.signal(job.id, job.attempt, pid, kill=False)
+            self._signalled.add(key)
+        if not job.killed and self.clock() >= deadline:
+            self.executor.signal(job.id, job.attempt, pid, kill=True)
+            self.store.killed(job.id, self.clock())
+            report.killed.append(job.id)
+
     # -- 2-4. decide, commit, act ------------------------------------------------------------
 
     def cycle(self) -> CycleReport:
@@ -211,7 +266,7 @@ class SchedulerLoop:
             return report
         report.serial_moved = self.serial is not None and self.serial != config.serial
         self.serial = config.serial
-        records = self.reconcile(report)
+        records = self.reconcile(report, config=config)
         now = self.clock()
         snapshot = snapshot_of(
             config,

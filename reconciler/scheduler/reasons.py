@@ -30,6 +30,7 @@ class ReasonCode(enum.StrEnum):
     # Why a job went back to the queue.
     PREEMPTED = "preempted"
     LOST = "lost"
+    WORKER_REMOVED = "worker_removed"
     # Why a job can never run (rejected, at submit or after an apply).
     UNKNOWN_POOL = "unknown_pool"
     UNKNOWN_SUBJECT = "unknown_subject"
@@ -87,6 +88,10 @@ TEXT: dict[ReasonCode, str] = {
     ),
     ReasonCode.PREEMPTED: "preempted by job {preemptor} ({why}); {retries} retr(ies) left",
     ReasonCode.LOST: "its process vanished without an exit status; {retries} retr(ies) left",
+    ReasonCode.WORKER_REMOVED: (
+        "its worker {worker} of pool {pool} was removed by the apply of state serial {serial}; "
+        "stopped and queued again (no retry used)"
+    ),
     ReasonCode.UNKNOWN_POOL: "no pool named {pool} is applied{when}{suggestion}",
     ReasonCode.UNKNOWN_SUBJECT: (
         "no policy for subject {subject}{where} is applied{when}{suggestion}"

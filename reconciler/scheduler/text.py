@@ -158,6 +158,7 @@ def cycle_line(report: CycleReport) -> str:
     for word, ids in (
         ("admitted", report.admitted),
         ("preempting", report.preempted),
+        ("stopping (worker removed)", report.removed),
         ("rejected", report.rejected),
         ("killed", report.killed),
     ):
