@@ -52,7 +52,7 @@ def snapshot_of(
                 )
             )
         elif job.status in (Status.ADMITTED, Status.RUNNING) and job.pool and job.policy:
-            gone = job.id not in elsewhere and worker_gone(job, workers)
+            gone = job.id not in elsewhere and (removing(job) or worker_gone(job, workers))
             holding.append(
                 Holding(
                     id=job.id,
@@ -93,6 +93,17 @@ def worker_gone(job: JobRecord, workers: frozenset[str] | None) -> bool:
         and job.status in HOLDING
         and job.worker not in workers
     )
+
+
+def removing(job: JobRecord) -> bool:
+    """The job is being stopped because an apply removed its worker (recorded by the loop
+    as a SIGKILL deadline with no stop request, see SchedulerStore.workers_gone)."""
+    return job.stop is None and job.stop_deadline is not None
+
+
+def removal(job: JobRecord, serial: int) -> Reason:
+    """Why a job is being stopped: its worker, and the state serial that first lacked it."""
+    return reason(ReasonCode.WORKER_GONE, worker=job.worker, pool=job.pool, serial=serial)
 
 
 def runs_elsewhere(job: JobRecord, here: Place | None) -> bool:
@@ -172,7 +183,8 @@ def interrupted(job: JobRecord) -> Ending:
 
 def worker_removed(job: JobRecord, exit_code: int | None, serial: int) -> Ending:
     """How a held job whose worker an apply removed (`worker_gone`) ends, once its process has
-    (`exit_code` None: it never started, was killed after the grace period, or vanished).
+    (`exit_code` None: it never started, was killed after the grace period, or vanished);
+    `serial`: the applied state's, where no stop recorded the serial that removed it.
 
     Back to the queue without using a retry: the operator took the machine, the job did
     nothing wrong (a retry spent here would fail a job with none left for an apply). A job
@@ -180,5 +192,7 @@ def worker_removed(job: JobRecord, exit_code: int | None, serial: int) -> Ending
     it would have."""
     if job.stop is not None or exit_code == 0:
         return ending(job, exit_code)
-    why = reason(ReasonCode.WORKER_REMOVED, worker=job.worker, pool=job.pool, serial=serial)
+    asked = job.reason is not None and job.reason.code is ReasonCode.WORKER_GONE
+    detail = {**removal(job, serial).detail, **(_stop_detail(job) if asked else {})}
+    why = reason(ReasonCode.WORKER_REMOVED, **detail)
     return Ending(Status.QUEUED, why, exit_code, job.retries_left)

@@ -18,7 +18,7 @@ The clock is injected; nothing here decides who runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +37,8 @@ from reconciler.scheduler.lifecycle import (
     interrupted,
     job_env,
     lost,
+    removal,
+    removing,
     runs_elsewhere,
     snapshot_of,
     worker_gone,
@@ -45,7 +47,14 @@ from reconciler.scheduler.lifecycle import (
 from reconciler.scheduler.model import ACTIVE, HOLDING, AppliedConfig, Decisions, Status
 from reconciler.scheduler.reasons import ReasonCode, reason
 from reconciler.scheduler.schedule import schedule
-from reconciler.scheduler.store import Ended, Ending, JobRecord, SchedulerStore, Started
+from reconciler.scheduler.store import (
+    Ended,
+    Ending,
+    JobRecord,
+    Removal,
+    SchedulerStore,
+    Started,
+)
 
 # (every worker of the applied worker pools, the busy ones) -> whether the marks were written
 MarkWorkers = Callable[[frozenset[str], frozenset[str]], bool]
@@ -122,11 +131,6 @@ class SchedulerLoop:
         self.place = executor.place if isinstance(executor, Placed) else None
         self._told: set[tuple[int, int]] = set()  # (job, attempt) reported as elsewhere
         self._tracked = executor if isinstance(executor, Tracked) else None
-        # (job, attempt) being stopped because an apply removed its worker: the serial of the
-        # state that first lacked it and when SIGKILL is due. In memory, unlike a preemption's
-        # stop request: the configuration says it again every cycle, so a restarted scheduler
-        # finds it again (and gives the job a new grace period).
-        self._removing: dict[tuple[int, int], tuple[int, float]] = {}
 
     def _observe(self, job: JobRecord) -> Observation:
         """The attempt as the executor sees it, given the process the store recorded for it
@@ -157,6 +161,7 @@ class SchedulerLoop:
         records = self.store.jobs(active=True)
         endings: list[Ended] = []
         adopted: list[Started] = []
+        removals: dict[int, tuple[Removal, int]] = {}  # job -> (its stop, its pid)
         for job in records:
             if job.status not in HOLDING:
                 continue
@@ -176,38 +181,39 @@ class SchedulerLoop:
             # Fence: an attempt no process has claimed yet never will, so a slow or lost
             # launch can be queued again without ever running twice.
             seen = self._observe(job)
-            key = (job.id, job.attempt)
-            # once signalled for it, a worker that shows up again changes nothing: it ends
-            gone = worker_gone(job, workers) or key in self._removing
-            removed_by = self._removing.get(key, (serial, 0.0))[0]
+            # Once being stopped for it, a worker that shows up again changes nothing.
+            gone = removing(job) or worker_gone(job, workers)
             if seen.phase is Phase.NOT_STARTED:
                 fenced = job.stop is None and gone
-                result = worker_removed(job, None, removed_by) if fenced else interrupted(job)
+                result = worker_removed(job, None, serial) if fenced else interrupted(job)
                 endings.append(Ended(job.id, job.attempt, result))
             elif seen.phase is Phase.EXITED:
                 code = seen.exit_code
-                result = worker_removed(job, code, removed_by) if gone else ending(job, code)
+                result = worker_removed(job, code, serial) if gone else ending(job, code)
                 endings.append(Ended(job.id, job.attempt, result))
             elif seen.phase is Phase.VANISHED:
                 stopped = job.killed or job.stop is not None
                 result = ending(job, None) if stopped else lost(job)
                 if gone:  # whatever ended it (our SIGKILL, the cloud's sweep): not its fault
-                    result = worker_removed(job, None, removed_by)
+                    result = worker_removed(job, None, serial)
                 endings.append(Ended(job.id, job.attempt, result))
             elif seen.pid is not None:
                 if job.pid != seen.pid:
                     since = self._since(seen.pid)
                     adopted.append(Started(job.id, job.attempt, seen.pid, True, since))
-                if job.stop is not None:
+                if job.stop is not None or removing(job):
                     self._stop(job, seen.pid, report)
                 elif gone:
-                    self._stop_removed(job, seen.pid, removed_by, report)
-        for end in endings:
-            self._removing.pop((end.job, end.attempt), None)
+                    removals[job.id] = (
+                        Removal(job.id, job.attempt, removal(job, serial)),
+                        seen.pid,
+                    )
+        self._stop_removed(removals, report)
         self.store.started(adopted, self.clock())
         done = set(self.store.ended(endings, self.clock()))
         report.ended += [(e.job, e.ending.status) for e in endings if e.job in done]
         touched = {e.job for e in endings} | {a.job for a in adopted} | set(report.killed)
+        touched |= set(report.removed)
         if touched:
             # Read back only the rows this look wrote (ended, adopted, killed): a deep queue's
             # other rows are as read a moment ago (a change made since, by a submit or a
@@ -230,23 +236,19 @@ class SchedulerLoop:
             self.store.killed(job.id, self.clock())
             report.killed.append(job.id)
 
-    def _stop_removed(self, job: JobRecord, pid: int, serial: int, report: CycleReport) -> None:
-        """Stop a job whose worker an apply removed, as a preemption does: SIGTERM to its
-        process group at once, SIGKILL after the grace period. Its end is recorded by a later
-        look (`worker_removed`), so it is queued again only once its process has ended."""
-        key = (job.id, job.attempt)
-        first = key not in self._removing
-        deadline = self.clock() + self.settings.grace if first else self._removing[key][1]
-        self._removing[key] = (serial, deadline)
-        if first:
-            report.removed.append(job.id)
-        if key not in self._signalled:
-            self.executor.signal(job.id, job.attempt, pid, kill=False)
-            self._signalled.add(key)
-        if not job.killed and self.clock() >= deadline:
-            self.executor.signal(job.id, job.attempt, pid, kill=True)
-            self.store.killed(job.id, self.clock())
-            report.killed.append(job.id)
+    def _stop_removed(
+        self, removals: Mapping[int, tuple[Removal, int]], report: CycleReport
+    ) -> None:
+        """Stop the jobs whose workers an apply removed, as a preemption does: recorded first
+        (why, and the SIGKILL deadline `_stop` keeps from then on, also after a restart), then
+        SIGTERM to each one's process group. Its end is recorded by a later look, so it is
+        queued again only once its process has ended."""
+        stops = [stop for stop, _ in removals.values()]
+        for job in self.store.workers_gone(stops, self.clock(), self.settings.grace):
+            stop, pid = removals[job]
+            self.executor.signal(job, stop.attempt, pid, kill=False)
+            self._signalled.add((job, stop.attempt))
+            report.removed.append(job)
 
     # -- 2-4. decide, commit, act ------------------------------------------------------------
 

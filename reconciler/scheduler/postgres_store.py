@@ -52,6 +52,7 @@ from reconciler.scheduler.store import (
     Event,
     JobRecord,
     NewJob,
+    Removal,
     Started,
     job_filter,
 )
@@ -354,6 +355,15 @@ class PostgresStore:
     def killed(self, job_id: int, now: float) -> None:
         with self._txn() as conn:
             conn.execute(f"UPDATE {self._s}.sched_jobs SET killed = TRUE WHERE id = %s", (job_id,))
+
+    def workers_gone(self, removals: Sequence[Removal], now: float, grace: float) -> list[int]:
+        if not removals:
+            return []
+        with self._txn() as conn:
+            writes = Writes(conn, self._s, now)
+            changed = writes.workers_gone(removals, grace)
+            writes.flush()
+        return changed
 
     def ended(self, endings: Sequence[Ended], now: float) -> list[int]:
         if not endings:

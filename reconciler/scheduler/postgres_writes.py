@@ -12,7 +12,7 @@ from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Admit, Preempt, Status
 from reconciler.scheduler.postgres_tables import EVENT_COLUMNS, columns
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
-from reconciler.scheduler.store import Ended, Started
+from reconciler.scheduler.store import Ended, Removal, Started
 
 if TYPE_CHECKING:
     import psycopg
@@ -123,6 +123,34 @@ class Writes:
             _, why, message, _ = asks[victim]
             self.event(victim, stopped[victim], why, message)
         return preempting
+
+    def workers_gone(self, removals: Sequence[Removal], grace: float) -> list[int]:
+        """A SIGKILL deadline and the reason for held attempts not stopping yet, in one
+        statement; the ids changed."""
+        by_job: dict[int, Removal] = {}
+        for removal in removals:
+            by_job.setdefault(removal.job, removal)
+        if not by_job:
+            return []
+        rows = list(by_job.values())
+        stopped = dict(
+            self.conn.execute(
+                f"UPDATE {self.s}.sched_jobs j SET stop_deadline = %s, reason_code = v.code,"
+                " reason_message = v.message, reason_detail = v.detail FROM unnest(%s::bigint[],"
+                " %s::bigint[], %s::text[], %s::text[], %s::text[])"
+                " AS v(job, attempt, code, message, detail)"
+                " WHERE j.id = v.job AND j.attempt = v.attempt"
+                " AND j.status IN ('admitted', 'running') AND j.stop IS NULL"
+                " AND j.stop_deadline IS NULL RETURNING j.id, j.status",
+                (self.now + grace, [r.job for r in rows], [r.attempt for r in rows],
+                 [r.reason.code.value for r in rows], [r.reason.message for r in rows],
+                 [r.reason.detail_json() for r in rows]),
+            ).fetchall()
+        )  # fmt: skip
+        changed = [job for job in by_job if job in stopped]
+        for job in changed:
+            self.event(job, stopped[job], by_job[job].reason)
+        return changed
 
     def claim(self, claims: Mapping[int, float]) -> None:
         if claims:

@@ -51,6 +51,7 @@ class ReasonCode(enum.StrEnum):
     START_INTERRUPTED = "start_interrupted"
     ADOPTED = "adopted"
     GONE = "gone"
+    WORKER_GONE = "worker_gone"
 
 
 # The one place a reason's words live. `{name}` fields come from the reason's detail.
@@ -119,6 +120,10 @@ TEXT: dict[ReasonCode, str] = {
     ReasonCode.GONE: (
         "cancelled: an operator said its attempt on {place} is gone (jobs cancel --gone); "
         "nothing was signalled there"
+    ),
+    ReasonCode.WORKER_GONE: (
+        "its worker {worker} of pool {pool} was removed by the apply of state serial {serial}; "
+        "stopping"
     ),
 }
 

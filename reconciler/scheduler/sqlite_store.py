@@ -39,6 +39,7 @@ from reconciler.scheduler.store import (
     Event,
     JobRecord,
     NewJob,
+    Removal,
     Started,
     job_filter,
 )
@@ -263,6 +264,15 @@ class SqliteStore:
     def killed(self, job_id: int, now: float) -> None:
         with self._txn() as conn:
             conn.execute("UPDATE jobs SET killed = 1 WHERE id = ?", (job_id,))
+
+    def workers_gone(self, removals: Sequence[Removal], now: float, grace: float) -> list[int]:
+        if not removals:
+            return []
+        with self._txn() as conn:
+            writes = Writes(conn, now)
+            changed = writes.workers_gone(removals, grace)
+            writes.flush()
+        return changed
 
     def ended(self, endings: Sequence[Ended], now: float) -> list[int]:
         if not endings:

@@ -17,7 +17,7 @@ from typing import Any
 from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Admit, Preempt, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
-from reconciler.scheduler.store import Ended, Started
+from reconciler.scheduler.store import Ended, Removal, Started
 
 HELD = "status IN ('admitted', 'running')"
 
@@ -108,6 +108,37 @@ class Writes:
             rows,
         )
         return asked
+
+    def workers_gone(self, removals: Sequence[Removal], grace: float) -> list[int]:
+        """A SIGKILL deadline and the reason for held attempts not stopping yet; the ids
+        changed."""
+        open_ = {
+            (job, attempt): status
+            for job, attempt, status in self._rows(
+                [r.job for r in removals],
+                "id, attempt, status",
+                f"{HELD} AND stop IS NULL AND stop_deadline IS NULL",
+            )
+        }
+        rows: list[tuple[Any, ...]] = []
+        changed: list[int] = []
+        for removal in removals:
+            status = open_.pop((removal.job, removal.attempt), None)
+            if status is None:
+                continue
+            why = removal.reason
+            message = why.message
+            rows.append((self.now + grace, why.code.value, message, why.detail_json(),
+                         removal.job, removal.attempt))  # fmt: skip
+            self.event(removal.job, status, why, message)
+            changed.append(removal.job)
+        self.conn.executemany(
+            "UPDATE jobs SET stop_deadline = ?, reason_code = ?, reason_message = ?,"
+            " reason_detail = ? WHERE id = ? AND attempt = ?"
+            f" AND {HELD} AND stop IS NULL AND stop_deadline IS NULL",
+            rows,
+        )
+        return changed
 
     def claim(self, claims: Mapping[int, float]) -> None:
         self.conn.executemany(

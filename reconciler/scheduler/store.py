@@ -116,6 +116,15 @@ class Ended:
 
 
 @dataclass(frozen=True)
+class Removal:
+    """A held job's attempt whose worker an apply removed: stopped as a preempted one is."""
+
+    job: int
+    attempt: int
+    reason: Reason  # WORKER_GONE, naming the worker and the state serial
+
+
+@dataclass(frozen=True)
 class Committed:
     admitted: tuple[JobRecord, ...]  # to start
     preempting: tuple[JobRecord, ...]  # to signal
@@ -164,6 +173,12 @@ class SchedulerStore(Protocol):
 
     def killed(self, job_id: int, now: float) -> None:
         """SIGKILL was sent after the grace period."""
+        ...
+
+    def workers_gone(self, removals: Sequence[Removal], now: float, grace: float) -> list[int]:
+        """Each attempt, while current, held and not stopping yet, gets a SIGKILL deadline
+        (`now + grace`) and the reason, with its history event, but no stop request (`stop`
+        stays empty: nobody asked; a cancel still may). Returns the jobs changed."""
         ...
 
     def ended(self, endings: Sequence[Ended], now: float) -> list[int]:

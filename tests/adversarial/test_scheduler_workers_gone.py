@@ -97,14 +97,17 @@ def test_a_replaced_worker_pool_stops_its_running_job_and_runs_it_again_on_a_new
 
     _cycle(directory)  # sees the worker gone: SIGTERM to the job's process group
     wait_until("the old attempt's processes have ended", lambda: not group_alive(first))
-    assert not group_alive(first)
+    stopping = _show(directory, 1)  # its end not recorded yet: still held, and why it stops
+    assert (stopping["status"], stopping["reason"]["code"]) == ("running", "worker_gone")
     # Queued again once its process has ended, then started on a new worker (one run only).
     cycle_until(directory, "job 1 runs again", lambda: _show(directory, 1)["attempt"] == 2)
     detail = _show(directory, 1)
     assert detail["status"] == "running" and detail["worker"] != old_worker
     assert detail["retries_left"] == 1  # the apply took the machine: no retry used
+    codes = [e["code"] for e in detail["history"]]
+    assert codes.count("worker_gone") == 1 and codes.count("worker_removed") == 1, codes
     removed = [e for e in detail["history"] if e["code"] == "worker_removed"]
-    assert len(removed) == 1 and removed[0]["status"] == "queued", detail["history"]
+    assert removed[0]["status"] == "queued", detail["history"]
     assert old_worker in removed[0]["message"] and "state serial" in removed[0]["message"]
     assert not workdir.exists()  # kept for the job only: removed once its end was recorded
     second = job_group(directory, 1, attempt=2)

@@ -17,7 +17,14 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.model import Admit, Decisions, Preempt, Reject, Status
 from reconciler.scheduler.postgres_store import LAYOUT_VERSION, PostgresStore
 from reconciler.scheduler.reasons import ReasonCode, reason
-from reconciler.scheduler.store import Ended, Ending, NewJob, SchedulerStore, Started
+from reconciler.scheduler.store import (
+    Ended,
+    Ending,
+    NewJob,
+    Removal,
+    SchedulerStore,
+    Started,
+)
 from tests.scheduler.builders import request
 from tests.scheduler.conftest import Opener
 from tests.scheduler.test_properties import RANDOM_SEARCH, Scheduling
@@ -142,6 +149,28 @@ def test_preemption_asks_held_jobs_to_stop_once_with_a_deadline(store: Scheduler
     assert job.amounts == (("gpu", 2_000),)  # held until its process exits
     assert codes(store, victim) == ["submitted", "admitted", "preempting"]
     assert store.get(queued).stop is None  # type: ignore[union-attr]
+
+
+def test_a_removed_worker_gives_held_attempts_a_deadline_once_and_no_stop_request(
+    store: SchedulerStore,
+) -> None:
+    held, preempted, queued, other = (j.id for j in store.submit(new_jobs(4), NOW))
+    admitted(store, held, preempted, other)
+    store.commit(Decisions(2, 1, preempts=(Preempt(queued, (preempted,), "dc", "p"),)), {}, NOW,
+                 GRACE)  # fmt: skip
+    gone = reason(ReasonCode.WORKER_GONE, worker="w-1", pool="dc", serial=4)
+    removals = [Removal(j, 1, gone) for j in (held, preempted, queued)] + [Removal(other, 2, gone)]
+    assert store.workers_gone(removals, NOW + 1, GRACE) == [held]  # the current held attempt
+    assert store.workers_gone(removals, NOW + 2, GRACE) == []  # once
+    job = store.get(held)
+    assert job is not None and (job.stop, job.stop_deadline) == (None, NOW + 1 + GRACE)
+    assert job.reason == gone and job.amounts == (("gpu", 2_000),)  # held until it exits
+    assert codes(store, held)[-1] == "worker_gone"
+    assert store.get(preempted).stop == "preempt"  # type: ignore[union-attr]
+    assert store.get(other).stop_deadline is None  # type: ignore[union-attr]
+    # A cancel still may, with the sooner deadline.
+    [cancelled] = store.cancel([held], NOW + 5, GRACE)
+    assert (cancelled.stop, cancelled.stop_deadline) == ("cancel", NOW + 1 + GRACE)
 
 
 def test_rejects_claims_and_reasons_touch_only_queued_jobs(store: SchedulerStore) -> None:
