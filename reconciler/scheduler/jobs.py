@@ -16,7 +16,15 @@ from reconciler.scheduler.context import SchedulerContext
 from reconciler.scheduler.executor import Phase, Place, Placed, Process, Tracked
 from reconciler.scheduler.explain import CandidateLine, explain
 from reconciler.scheduler.jobfile import Overrides, load_job, request_of
-from reconciler.scheduler.lifecycle import ending, runs_elsewhere, snapshot_of
+from reconciler.scheduler.lifecycle import (
+    applied_workers,
+    ending,
+    removing,
+    runs_elsewhere,
+    snapshot_of,
+    worker_gone,
+    worker_removed,
+)
 from reconciler.scheduler.model import HOLDING, TERMINAL, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.routing import resolve
@@ -150,9 +158,12 @@ def cancel(
 def _record_ends(ctx: SchedulerContext, job_ids: Sequence[int], place: Place | None) -> None:
     """A held job whose process has already ended with a status (the scheduler is stopped, or
     has not looked since) finished on its own: its end is recorded as it was (succeeded, or
-    failed with its code), never turned into a cancel of work that ran to its end."""
+    failed with its code), never turned into a cancel of work that ran to its end. One whose
+    worker an apply removed ended as the scheduler would record it: queued again (and then
+    cancelled), not failed for the stop it was given."""
     tracked = ctx.executor if isinstance(ctx.executor, Tracked) else None
     endings: list[Ended] = []
+    config = None
     for job in ctx.store.jobs(ids=list(job_ids)):
         if job.status not in HOLDING or job.pid is None or runs_elsewhere(job, place):
             continue
@@ -162,7 +173,11 @@ def _record_ends(ctx: SchedulerContext, job_ids: Sequence[int], place: Place | N
             process = Process(job.pid, job.pid_start)
             seen = tracked.observe(job.id, job.attempt, process=process)
         if seen.phase is Phase.EXITED:
-            endings.append(Ended(job.id, job.attempt, ending(job, seen.exit_code)))
+            config = config or ctx.read_config()
+            gone = removing(job) or worker_gone(job, applied_workers(config))
+            code = seen.exit_code
+            result = worker_removed(job, code, config.serial) if gone else ending(job, code)
+            endings.append(Ended(job.id, job.attempt, result))
     if endings:
         ctx.store.ended(endings, ctx.clock())
 

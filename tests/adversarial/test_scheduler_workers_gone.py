@@ -146,3 +146,18 @@ def test_a_pool_shrunk_below_its_busy_workers_stops_only_the_jobs_whose_workers_
         ok("jobs", "cancel", str(job), "--grace", "1s", "--chdir", directory)
     ended = {job: "cancelled" for job in on}
     cycle_until(directory, "every job ends", lambda: statuses(directory) == ended)
+
+
+def test_a_cancel_after_the_stop_but_before_its_end_was_recorded_cancels_not_fails(
+    tmp_path: Path,
+) -> None:
+    directory, _ = _start(tmp_path, workers=1, jobs=1)
+    first = job_group(directory, 1)
+    _config(directory, workers=1, version="two")
+    ok("apply", directory, "--auto-approve")
+    _cycle(directory)  # SIGTERM: the job exits with the shell's status for it
+    wait_until("the job has ended", lambda: not group_alive(first))
+    ok("jobs", "cancel", "1", "--chdir", directory)  # records the end it had: not a failure
+    detail = _show(directory, 1)
+    assert (detail["status"], detail["retries_left"]) == ("cancelled", 1), detail["history"]
+    assert [e["code"] for e in detail["history"]][-2:] == ["worker_removed", "cancelled"]
