@@ -44,15 +44,18 @@ def mark_busy(state_dir: Path, workers: Collection[str], busy: Collection[str]) 
         return
     cloud = LocalCloud(Path(state_dir), create=False)  # marks a cloud; never makes one
     try:
+        with cloud.read() as conn:  # no write lock when there is nothing to write
+            held = conn.execute(
+                "SELECT id FROM instances WHERE state = 'terminated' AND idle = 0"
+            ).fetchall()
+        released = sorted({row["id"] for row in held} - set(busy))
+        if not workers and not released:
+            return
         with cloud.write() as conn:
             conn.executemany(
                 "UPDATE instances SET idle = ? WHERE id = ? AND state = 'running' AND idle != ?",
                 [(int(w not in busy), w, int(w not in busy)) for w in sorted(workers)],
             )
-            held = conn.execute(
-                "SELECT id FROM instances WHERE state = 'terminated' AND idle = 0"
-            ).fetchall()
-            released = [row["id"] for row in held if row["id"] not in busy]
             conn.executemany(
                 "UPDATE instances SET idle = 1 WHERE id = ? AND state = 'terminated'",
                 [(i,) for i in released],
