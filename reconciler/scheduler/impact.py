@@ -82,7 +82,7 @@ def _worker_pool_note(change: ObjectChange, name: str, on: Sequence[JobRecord]) 
         done = "deleted" if change.action == "delete" else "replaced (new workers)"
         return [
             f"{change.address} is {done} with {_jobs(on)} running on its workers: the "
-            "scheduler stops them when their workers go"
+            "scheduler stops them and queues them again (worker_removed, no retry used)"
         ]
     if change.action == "update" and change.after is not None:
         keep = declared_workers(change.after.get("pool") or {})
@@ -90,7 +90,8 @@ def _worker_pool_note(change: ObjectChange, name: str, on: Sequence[JobRecord]) 
         if keep < busy:
             return [
                 f"{change.address} shrinks to {keep} worker(s) with {busy} busy ({_jobs(on)} "
-                f"running): {busy - keep} busy worker(s) go, and the scheduler stops their jobs"
+                f"running): {busy - keep} busy worker(s) go, and the scheduler stops their "
+                "jobs and queues them again"
             ]
     return []
 

@@ -28,7 +28,7 @@ from tests.scenario.test_messages import answer_on_a_terminal
 REPLACED = CONFIG.replace("instance_type: c5.xlarge", "instance_type: m5.large")
 NOTE = (
     "worker_pool.w is replaced (new workers) with 1 job (1) running on its workers: the "
-    "scheduler stops them when their workers go"
+    "scheduler stops them and queues them again (worker_removed, no retry used)"
 )
 REJECTED = "1 queued job (3) would be rejected by the scheduler after this apply"
 

@@ -86,7 +86,7 @@ CASES = [
         [change("worker_pool.w", "replace", WORKERS)],
         [
             "worker_pool.w is replaced (new workers) with 2 jobs (1, 2) running on its workers: "
-            "the scheduler stops them when their workers go"
+            "the scheduler stops them and queues them again (worker_removed, no retry used)"
         ],
         id="worker pool replaced under running jobs",
     ),
@@ -94,7 +94,7 @@ CASES = [
         [change("worker_pool.w", "delete")],
         [
             "worker_pool.w is deleted with 2 jobs (1, 2) running on its workers: the scheduler "
-            "stops them when their workers go",
+            "stops them and queues them again (worker_removed, no retry used)",
             "1 queued job (3) would be rejected by the scheduler after this apply: no pool "
             "named w is applied",
         ],
@@ -104,7 +104,7 @@ CASES = [
         [change("worker_pool.w", "update", {**WORKERS, "pool": {"workers": 1}})],
         [
             "worker_pool.w shrinks to 1 worker(s) with 2 busy (2 jobs (1, 2) running): 1 busy "
-            "worker(s) go, and the scheduler stops their jobs"
+            "worker(s) go, and the scheduler stops their jobs and queues them again"
         ],
         id="worker pool shrunk below its busy workers",
     ),
