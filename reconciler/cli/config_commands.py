@@ -8,10 +8,10 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import click
 
+from reconciler.cli.common import diagnostic_json
 from reconciler.errors import ConfigurationError, Diagnostic, Location, PoolformError
 
 DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
@@ -27,19 +27,6 @@ def _as_diagnostic(error: PoolformError, target: Path) -> Diagnostic:
     rule = _RULES.get(type(error).__name__, "configuration")
     location = error.location or Location(printable(str(target)))
     return Diagnostic("error", rule, error.message, location, error.hint)
-
-
-def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
-    location = diagnostic.location or Location("")
-    return {
-        "file": location.file or None,
-        "line": location.line or None,
-        "column": location.column or None,
-        "severity": diagnostic.severity,
-        "rule": diagnostic.rule,
-        "message": diagnostic.message,
-        "suggestion": diagnostic.suggestion,
-    }
 
 
 def _escape_data(text: str) -> str:
