@@ -13,6 +13,7 @@ import click
 
 from reconciler.cli.common import diagnostic_json
 from reconciler.errors import ConfigurationError, Diagnostic, Location, PoolformError
+from reconciler.printable import printable
 
 DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
 EXIT_WOULD_CHANGE = 3  # fmt --check, as terraform fmt -check
@@ -220,11 +221,19 @@ def schema(out: Path | None) -> None:
             json.dumps({kind: json_schema(kind) for kind in KINDS}, indent=2, sort_keys=True)
         )
         return
-    out.mkdir(parents=True, exist_ok=True)
-    for kind in KINDS:
-        (out / f"{kind}.json").write_text(
-            json.dumps(json_schema(kind), indent=2, sort_keys=True) + "\n"
-        )
+    if out.exists() and not out.is_dir():
+        raise PoolformError(f"--out {printable(str(out))} is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for kind in KINDS:
+            (out / f"{kind}.json").write_text(
+                json.dumps(json_schema(kind), indent=2, sort_keys=True) + "\n"
+            )
+    except OSError as error:  # a read-only or full disk, a path through a file
+        raise PoolformError(
+            f"cannot write the schemas to {printable(str(out))}: "
+            f"{error.strerror or error} ({printable(str(error.filename or out))})"
+        ) from None
     click.echo(f"wrote {len(KINDS)} schemas to {out}")
 
 
