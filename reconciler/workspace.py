@@ -112,6 +112,37 @@ def pin_state(configuration: Configuration, lineage: str) -> None:
         backend.close()
 
 
+def local_cloud_dir(location: Location, configuration: Configuration) -> Path:
+    """Where the local provider keeps its cloud while the state is at `location`: beside a
+    SQLite state, else in the configuration's default state directory (as open_provider),
+    links resolved (a link to the state file is that state)."""
+    if location.backend == "sqlite" and location.path is not None:
+        return Path(location.path).resolve().parent
+    return default_state_path(Path(configuration.directory).resolve()).parent
+
+
+def refuse_leaving_the_local_cloud(
+    configuration: Configuration, source: Location, target: Location
+) -> None:
+    """PoolformError when moving a local-provider state from `source` to `target` would leave
+    its cloud behind: with the state at `target`, the provider would open a new, empty cloud
+    beside it and plan every recorded resource again, while the old ones keep running."""
+    from providers.local.admin import holdings
+
+    if configuration.cluster.provider != "local":
+        return
+    here, there = local_cloud_dir(source, configuration), local_cloud_dir(target, configuration)
+    if here == there or not holdings(here):
+        return
+    raise PoolformError(
+        f"the local provider's cloud is in {here}, beside the state: with the state at "
+        f"{target.describe()} it would be looked for in {there}, and every resource would be "
+        "planned again in a new, empty cloud while the ones in "
+        f"{here} keep running",
+        hint=f"keep the state in {here} (a SQLite path there), where the cloud is",
+    )
+
+
 def nothing_carries(snapshot: StateSnapshot) -> bool:
     """True for a state no create ever started from: nothing in any cloud carries its lineage,
     so there is nothing to refresh (and no provider to open, which may create files)."""

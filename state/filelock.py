@@ -123,6 +123,11 @@ class FileLock:
             parent = parent.parent
         made = []
         for directory in reversed(missing):
+            if directory.is_symlink():  # dangling or looping: no mkdir can make it
+                raise StateError(
+                    f"cannot make the state's directory {directory}: it is a symbolic link to "
+                    f"{os.readlink(directory)}, which does not exist (or loops)"
+                )
             with contextlib.suppress(FileExistsError):
                 directory.mkdir(mode=0o700)
                 made.append(directory)

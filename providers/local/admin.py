@@ -193,3 +193,24 @@ def set_group_size(
             (values["desired"], values["min_size"], values["max_size"], row["id"]),
         )
     return {"group": row["id"], "address": address, **values}
+
+
+def holdings(state_dir: Path | str) -> int:
+    """How many groups and objects the local cloud in `state_dir` holds, read without changing
+    or creating anything (0 when there is no cloud there; 1 when it cannot be read)."""
+    import contextlib
+    import sqlite3
+
+    from .store import DB_NAME
+
+    path = Path(state_dir).absolute() / DB_NAME
+    if not path.is_file():
+        return 0
+    try:
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+            return sum(
+                int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+                for table in ("groups", "objects")
+            )
+    except sqlite3.Error:
+        return 1  # there, and not readable: taken as holding something

@@ -208,9 +208,11 @@ class LocalProvider:
         except ProviderError as error:
             error.address = error.address or address
             raise
-        except sqlite3.OperationalError as error:  # locked past the busy timeout, disk full
+        except sqlite3.OperationalError as error:
             raise ProviderError(
-                ErrorKind.RETRYABLE, f"local cloud database: {error}", address=address
+                _database_error_kind(error),
+                f"local cloud database {self.cloud.path}: {error}",
+                address=address,
             ) from error
 
     def _roll_dice(self) -> float:
@@ -254,6 +256,21 @@ class LocalProvider:
             updated = self.cloud.object(conn, row["id"])
         assert updated is not None
         return observe_object(updated)
+
+
+# SQLite's primary result codes that no retry can clear: a read-only file or mount, no
+# permission, a file that cannot be opened. Anything else (busy past the timeout, a full
+# disk, an I/O error) may pass, and is retried.
+_PERMANENT_SQLITE_CODES = frozenset(
+    {sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PERM, sqlite3.SQLITE_AUTH, sqlite3.SQLITE_CANTOPEN}
+)
+
+
+def _database_error_kind(error: sqlite3.OperationalError) -> ErrorKind:
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is not None and code & 0xFF in _PERMANENT_SQLITE_CODES:
+        return ErrorKind.PERMANENT
+    return ErrorKind.RETRYABLE
 
 
 def _short(observed: Observed) -> bool:

@@ -6,10 +6,19 @@ budget of attempts, unless the provider's request layer already spent its own. A
 stops new work from starting, lets in-flight changes finish, and skips every change that
 depended on the failure. State is written by `execute` after each change completes, never
 batched to the end. Time comes from an injected clock (elapsed times, backoff sleeps).
+
+Ctrl-C stops new work too. The walk runs on a thread of its own while the caller's thread only
+waits for it, so the KeyboardInterrupt lands there, never inside the walk's bookkeeping (one
+that interrupted a `submit` while it started a thread left that thread running a change nobody
+waited for or reported, and the caller closed the provider under it: a segmentation fault).
+The changes in flight finish, are written to state and reported, and only then does the
+interrupt go on up; another Ctrl-C meanwhile changes nothing (the process could not end before
+those threads anyway).
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections import defaultdict
 from collections.abc import Callable, Mapping
@@ -112,51 +121,81 @@ def walk_plan(
             emit({"type": "skipped", "address": str(nxt), "because": str(cause)})
             stack.extend(dependents[nxt])
 
-    with ThreadPoolExecutor(max_workers=max(1, parallelism), thread_name_prefix="apply") as pool:
-        running: dict[Future[None], ChangeKey] = {}
-        while ready or running:
-            while ready and not stopping and len(running) < parallelism:
-                key = ready.pop(0)
-                started_at[key] = clock.monotonic()
-                running[pool.submit(run, key)] = key
-            if not running:
-                break
-            finished, _ = wait(running, return_when=FIRST_COMPLETED)
-            for future in sorted(finished, key=lambda f: order[running[f]]):
-                key = running.pop(future)
-                elapsed = round(clock.monotonic() - started_at[key], 3)
-                error = future.exception()
-                action = changes[key].action.value
-                with lock:
-                    if error is None:
-                        result.done.append(key)
-                        emit(
-                            {
-                                "type": "done",
-                                "address": str(key),
-                                "action": action,
-                                "elapsed": elapsed,
-                            }
-                        )
-                        for nxt in sorted(dependents[key], key=order.__getitem__):
-                            waiting_on[nxt].discard(key)
-                            if not waiting_on[nxt] and nxt not in result.skipped:
-                                ready.append(nxt)
-                        ready.sort(key=order.__getitem__)
-                    else:
-                        message = _failure(error, key)
-                        result.failed[key] = message
-                        emit(
-                            {
-                                "type": "failed",
-                                "address": str(key),
-                                "action": action,
-                                "elapsed": elapsed,
-                                "error": message,
-                            }
-                        )
-                        skip_dependents(key, key)
-                        stopping = True
+    def settle(key: ChangeKey, error: BaseException | None) -> None:
+        """Record and report a finished change; a done one lets its dependents go."""
+        nonlocal stopping
+        elapsed = round(clock.monotonic() - started_at[key], 3)
+        action = changes[key].action.value
+        with lock:
+            if error is None:
+                result.done.append(key)
+                emit({"type": "done", "address": str(key), "action": action, "elapsed": elapsed})
+                for nxt in sorted(dependents[key], key=order.__getitem__):
+                    waiting_on[nxt].discard(key)
+                    if not waiting_on[nxt] and nxt not in result.skipped:
+                        ready.append(nxt)
+                ready.sort(key=order.__getitem__)
+            else:
+                message = _failure(error, key)
+                result.failed[key] = message
+                emit(
+                    {
+                        "type": "failed",
+                        "address": str(key),
+                        "action": action,
+                        "elapsed": elapsed,
+                        "error": message,
+                    }
+                )
+                skip_dependents(key, key)
+                stopping = True
+
+    gate = threading.Lock()  # a change is started, or the walk is interrupted: never both
+    interrupted = False
+    began = False  # the walk's thread runs (a Ctrl-C may land while it is being started)
+    raised: list[BaseException] = []  # what the walk itself raised, raised again by the caller
+
+    def walk() -> None:
+        nonlocal began
+        with gate:
+            began = True
+        try:
+            with ThreadPoolExecutor(max(1, parallelism), thread_name_prefix="apply") as pool:
+                running: dict[Future[None], ChangeKey] = {}
+                while ready or running:
+                    while ready and not stopping and len(running) < parallelism:
+                        with gate:
+                            if interrupted:
+                                break
+                            key = ready.pop(0)
+                            started_at[key] = clock.monotonic()
+                            running[pool.submit(run, key)] = key
+                    if not running:
+                        break
+                    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                    for future in sorted(finished, key=lambda f: order[running[f]]):
+                        settle(running.pop(future), future.exception())
+        except BaseException as error:
+            raised.append(error)
+        finally:
+            walked.set()
+
+    # Waited for through an Event, not Thread.join: Python 3.11's join, interrupted, can take
+    # the thread for ended while it runs.
+    walked = threading.Event()
+    try:
+        threading.Thread(target=walk, name="apply-walker").start()
+        walked.wait()
+    except KeyboardInterrupt:
+        while not interrupted:
+            with contextlib.suppress(KeyboardInterrupt), gate:
+                interrupted = True
+        while began and not walked.is_set():  # in flight: finished, recorded, reported
+            with contextlib.suppress(KeyboardInterrupt):
+                walked.wait()
+        raise
+    if raised:
+        raise raised[0]
     finished_or_skipped = set(result.done) | set(result.failed) | set(result.skipped)
     return ApplyResult(
         done=tuple(result.done),

@@ -2,13 +2,17 @@
 
 `apply --refresh-only` accepts what changed outside poolform into state instead, changing no
 capacity. With `--json`, stdout carries only JSON lines (reconciler/apply/events.schema.json):
-there is no prompt to show, so `--json` needs `--auto-approve` or a saved plan.
+there is no prompt to show, so `--json` needs `--auto-approve` or a saved plan, and an error
+that ends the command is the stream's last line too (an `error` event; stderr says it as well).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,13 +21,15 @@ import click
 from reconciler.cli.common import (
     EXIT_ERROR,
     EXIT_OK,
+    diagnostic_json,
+    explain,
     lock_timeout_option,
     parse_timeout,
     terminal_confirm,
 )
 from reconciler.cli.output import describe_saved, emit_drift, use_color
 from reconciler.cli.progress import JsonReporter, Reporter, reporter_for
-from reconciler.errors import PoolformError
+from reconciler.errors import ConfigurationError, PoolformError
 from reconciler.printable import one_line
 
 if TYPE_CHECKING:
@@ -109,6 +115,46 @@ def summary_event(
         "skipped": {str(k): str(c) for k, c in result.skipped.items()} if result else {},
         "not_started": [str(k) for k in result.not_started] if result is not None else [],
     }
+
+
+def error_event(operation: str, error: BaseException) -> dict[str, Any]:
+    """The last JSON line of a command that stopped on `error`, in place of the summary: the
+    text stderr shows, the exit code, and a configuration's diagnostics as `validate --json`
+    prints them."""
+    code, text = explain(error)
+    diagnostics = error.diagnostics if isinstance(error, ConfigurationError) else []
+    return {
+        "type": "error",
+        "format_version": EVENTS_FORMAT_VERSION,
+        "operation": operation,
+        "message": text,
+        "exit_code": code,
+        "diagnostics": [diagnostic_json(d) for d in diagnostics],
+    }
+
+
+def json_error_event(operation: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
+    """With `--json`, an error that ends the command (refused before it starts, or stopped
+    mid-way: interrupted, a state write that failed) is also told on stdout, as one `error`
+    event, so a consumer of the stream never ends with nothing to read. The error still goes
+    up to the CLI's one boundary, which prints it on stderr and chooses the exit code."""
+
+    def decorate(command: Callable[..., int]) -> Callable[..., int]:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> int:
+            try:
+                return command(*args, **kwargs)
+            except BaseException as error:
+                if kwargs.get("as_json") and not isinstance(error, click.exceptions.Exit):
+                    name = "refresh-only" if kwargs.get("refresh_only") else operation
+                    # stdout may be gone (a closed pipe): stderr still says it
+                    with contextlib.suppress(OSError, ValueError):
+                        JsonReporter()(error_event(name, error))
+                raise
+
+        return run
+
+    return decorate
 
 
 def report_applied(
@@ -201,6 +247,7 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
     "--replace", "replace", multiple=True, metavar="ADDR", help="Force ADDR to be replaced."
 )
 @lock_timeout_option
+@json_error_event("apply")
 def apply(
     target: Path,
     auto_approve: bool,
@@ -271,6 +318,7 @@ def apply(
     help="Only ADDR and what depends on it (repeatable).",
 )
 @lock_timeout_option
+@json_error_event("destroy")
 def destroy(
     directory: Path,
     auto_approve: bool,

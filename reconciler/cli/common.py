@@ -12,10 +12,11 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
-from reconciler.errors import Cancelled, PoolformError
+from reconciler.errors import Cancelled, Diagnostic, Location, PoolformError
 from reconciler.printable import one_line, printable
 
 EXIT_OK = 0
@@ -128,38 +129,58 @@ def exit_code_for(error: BaseException, *, debug: bool) -> int:
     """Report `error` on stderr the way a user should see it, and the exit code it means."""
     if isinstance(error, click.exceptions.Exit):
         return error.exit_code
+    if (
+        debug
+        and not _interrupted(error)
+        and not isinstance(error, click.ClickException | click.exceptions.Abort)
+    ):
+        traceback.print_exception(error)
+    if isinstance(error, click.ClickException):
+        error.show()  # with the usage line that helps
+        return EXIT_ERROR
+    code, text = explain(error)
+    click.echo(text, err=True)
+    return code
+
+
+def explain(error: BaseException) -> tuple[int, str]:
+    """The exit code `error` means and the text that reports it (one line, or a few: a hint,
+    every diagnostic of a configuration), as stderr and `apply --json`'s error event show it."""
     if _interrupted(error):
         # The state lock is released and every change already started has finished and been
         # recorded by the time the exception reaches here.
-        click.echo("error: interrupted", err=True)
-        return EXIT_INTERRUPTED
-    if debug and not isinstance(error, click.ClickException | click.exceptions.Abort):
-        traceback.print_exception(error)
+        return EXIT_INTERRUPTED, "error: interrupted"
     if isinstance(error, Cancelled):  # the user said no: not an error of theirs or ours
-        click.echo(f"{error.message}.", err=True)
-        return EXIT_ERROR
+        return EXIT_ERROR, f"{error.message}."
     if isinstance(error, PoolformError):
-        click.echo(error.render(), err=True)
-        return EXIT_ERROR
+        return EXIT_ERROR, error.render()
     if isinstance(error, ModuleNotFoundError) and missing_extra(error) is not None:
-        click.echo(f"error: {missing_extra(error)}", err=True)
-        return EXIT_ERROR
+        return EXIT_ERROR, f"error: {missing_extra(error)}"
     if isinstance(error, click.exceptions.Abort):
-        click.echo("error: aborted", err=True)
-        return EXIT_ERROR
+        return EXIT_ERROR, "error: aborted"
     if isinstance(error, click.ClickException):
-        error.show()
-        return EXIT_ERROR
+        return EXIT_ERROR, printable(f"error: {error.format_message()}")
     # Translated here, imported only now: neither is needed to start the CLI.
     from providers.protocol import ProviderError
     from state.errors import StateError
 
     if isinstance(error, StateError | ProviderError):
-        click.echo(printable(f"error: {error}"), err=True)
-        return EXIT_ERROR
-    click.echo(
+        return EXIT_ERROR, printable(f"error: {error}")
+    return EXIT_ERROR, (
         f"internal error: {type(error).__name__}: {one_line(str(error))} "
-        "(run with --debug for details)",
-        err=True,
+        "(run with --debug for details)"
     )
-    return EXIT_ERROR
+
+
+def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
+    """One diagnostic as `validate --json` (and `apply --json`'s error event) print it."""
+    location = diagnostic.location or Location("")
+    return {
+        "file": location.file or None,
+        "line": location.line or None,
+        "column": location.column or None,
+        "severity": diagnostic.severity,
+        "rule": diagnostic.rule,
+        "message": diagnostic.message,
+        "suggestion": diagnostic.suggestion,
+    }

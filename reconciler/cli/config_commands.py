@@ -8,11 +8,12 @@ import os
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import click
 
+from reconciler.cli.common import diagnostic_json
 from reconciler.errors import ConfigurationError, Diagnostic, Location, PoolformError
+from reconciler.printable import printable
 
 DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
 EXIT_WOULD_CHANGE = 3  # fmt --check, as terraform fmt -check
@@ -27,19 +28,6 @@ def _as_diagnostic(error: PoolformError, target: Path) -> Diagnostic:
     rule = _RULES.get(type(error).__name__, "configuration")
     location = error.location or Location(printable(str(target)))
     return Diagnostic("error", rule, error.message, location, error.hint)
-
-
-def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
-    location = diagnostic.location or Location("")
-    return {
-        "file": location.file or None,
-        "line": location.line or None,
-        "column": location.column or None,
-        "severity": diagnostic.severity,
-        "rule": diagnostic.rule,
-        "message": diagnostic.message,
-        "suggestion": diagnostic.suggestion,
-    }
 
 
 def _escape_data(text: str) -> str:
@@ -233,11 +221,19 @@ def schema(out: Path | None) -> None:
             json.dumps({kind: json_schema(kind) for kind in KINDS}, indent=2, sort_keys=True)
         )
         return
-    out.mkdir(parents=True, exist_ok=True)
-    for kind in KINDS:
-        (out / f"{kind}.json").write_text(
-            json.dumps(json_schema(kind), indent=2, sort_keys=True) + "\n"
-        )
+    if out.exists() and not out.is_dir():
+        raise PoolformError(f"--out {printable(str(out))} is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for kind in KINDS:
+            (out / f"{kind}.json").write_text(
+                json.dumps(json_schema(kind), indent=2, sort_keys=True) + "\n"
+            )
+    except OSError as error:  # a read-only or full disk, a path through a file
+        raise PoolformError(
+            f"cannot write the schemas to {printable(str(out))}: "
+            f"{error.strerror or error} ({printable(str(error.filename or out))})"
+        ) from None
     click.echo(f"wrote {len(KINDS)} schemas to {out}")
 
 

@@ -230,7 +230,7 @@ def state_migrate(
     """
     from reconciler.checks import load_configuration
     from reconciler.scheduler.queue_place import queue_place, refuse_stranded_jobs
-    from reconciler.workspace import open_state, state_location
+    from reconciler.workspace import open_state, refuse_leaving_the_local_cloud, state_location
     from state.location import Location, location_from_url, open_location
     from state.migrate import migrate
     from state.sqlite import default_state_path
@@ -252,6 +252,7 @@ def state_migrate(
     refuse_stranded_jobs(
         queue_place(located(from_url), local_dir), queue_place(located(to_url), local_dir)
     )
+    refuse_leaving_the_local_cloud(configuration, located(from_url), located(to_url))
     source = opened(from_url)
     try:
         target = opened(to_url)

@@ -201,7 +201,8 @@ def check_saved_plan(
     if _canonical(_steps(saved)) != _canonical(_steps(replanned)):
         raise PoolformError(
             "the saved plan's steps differ from what this configuration and state produce "
-            "(it was edited or made by another poolform version); nothing was applied",
+            "(a `${env:...}` value it read is another now, or it was edited or made by another "
+            "poolform version); nothing was applied",
             hint="re-plan: run `poolform plan -out FILE` again",
         )
 

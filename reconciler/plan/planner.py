@@ -30,9 +30,14 @@ def _selected(
     chosen = {a for a in everything for t in targets if target_matches(a, t)}
     unknown = [t for t in targets if not any(target_matches(a, t) for a in everything)]
     if unknown:
-        raise PoolformError(
-            f"--target {unknown[0]} matches no resource in the configuration or state"
+        # A destroy deletes only what the state records: a target the configuration still
+        # declares but nothing recorded matches nothing there.
+        where = (
+            "the state, so there is nothing to destroy"
+            if destroying
+            else "the configuration or state"
         )
+        raise PoolformError(f"--target {unknown[0]} matches no resource in {where}")
     edges: dict[str, set[str]] = {a: set() for a in everything}
     for address in everything:
         deps = (

@@ -39,7 +39,13 @@ from reconciler.usecases.common import (
     refuse_foreign_state,
 )
 from reconciler.usecases.job_impact import with_jobs_affected
-from reconciler.workspace import hold_lock, open_provider, open_state, secret_salt
+from reconciler.workspace import (
+    hold_lock,
+    nothing_carries,
+    open_provider,
+    open_state,
+    secret_salt,
+)
 from state import HistoryEntry, StateBackend, StateSnapshot, default_who
 
 NOT_A_PLAN = "apply takes a plan file (from `poolform plan -out`) or a configuration directory"
@@ -181,6 +187,18 @@ def _apply(
                 check_saved_origin(
                     saved.plan, configuration.digest, snapshot.lineage, snapshot.serial
                 )
+            if options.destroy and saved is None and nothing_carries(snapshot):
+                # Nothing was ever created from this state, so nothing is to be deleted, and
+                # no provider is opened for it (the local one makes its cloud's files).
+                plan = make_plan(
+                    configuration,
+                    RefreshedSnapshot.unrefreshed(snapshot),
+                    options,
+                    salt=salt,
+                    environment=environment,
+                )
+                how.on_plan(plan)
+                return AppliedPlan(plan, None)
             # Opened only now: a stale or foreign saved plan is refused before a provider
             # exists (the local one makes its cloud's files when opened).
             provider = open_provider(configuration, backend)

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from providers.protocol import Provider
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.drift.accept import accepted_record
 from reconciler.drift.model import DriftReport, DriftStatus
@@ -20,7 +21,14 @@ from reconciler.usecases.common import (
     refresh_with_provider,
     refuse_foreign_state,
 )
-from reconciler.workspace import hold_lock, open_provider, open_state, read_state, secret_salt
+from reconciler.workspace import (
+    hold_lock,
+    nothing_carries,
+    open_provider,
+    open_state,
+    read_state,
+    secret_salt,
+)
 
 
 class NothingRecorded(PoolformError):
@@ -75,13 +83,20 @@ def accept_drift(
 ) -> AcceptedDrift:
     """Record reality in state, under the lock, one state write per resource like any apply:
     the report goes to `on_report`, and once `confirm` says yes every drifted record takes the
-    values the provider reports (a resource deleted by hand is forgotten)."""
+    values the provider reports (a resource deleted by hand is forgotten). For a state no
+    create ever started from there is nothing to compare: no provider is opened (the local one
+    would make its cloud's files), nothing is written."""
     configuration = load_directory(directory, "apply")
     backend = open_state(configuration)
-    provider = open_provider(configuration, backend)
+    provider: Provider | None = None
     try:
         with hold_lock(backend, "apply", lock_timeout, configuration):
             snapshot = backend.read()
+            if nothing_carries(snapshot):
+                report = DriftReport(snapshot.lineage, snapshot.serial, checked=0)
+                on_report(report)
+                return AcceptedDrift(report, 0)
+            provider = open_provider(configuration, backend)
             salt = secret_salt(configuration, snapshot.lineage)
             report = refresh_all(provider, snapshot, salt, retry or RetryPolicy(), clock).report
             refuse_foreign_state(
@@ -101,6 +116,7 @@ def accept_drift(
                     accepted_record(record, item, salt), expected_lineage=snapshot.lineage
                 )
     finally:
-        provider.close()
+        if provider is not None:
+            provider.close()
         backend.close()
     return AcceptedDrift(report, len(report.drifted))

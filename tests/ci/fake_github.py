@@ -16,6 +16,8 @@ from typing import Any
 from tests.ci.fake_http import FakeApi, Request, Response, Route, page_of, route
 
 REPO = "acme/capacity"
+BOT = "github-actions[bot]"  # who the job's GITHUB_TOKEN writes as
+HUMAN = "octocat"
 
 
 @dataclass
@@ -23,6 +25,7 @@ class Comment:
     id: int
     body: str
     edits: int = 0
+    author: str = BOT
 
 
 @dataclass
@@ -39,6 +42,7 @@ class Thread:
     merge_commit_sha: str | None = None
     edits: int = 0
     comments: list[Comment] = field(default_factory=list)
+    author: str = HUMAN
 
 
 @dataclass
@@ -71,9 +75,9 @@ class FakeGitHub(FakeApi):
             self.threads[number] = Thread(number, title, body, pull, head_sha=head)
             return number
 
-    def human_comment(self, number: int, body: str) -> None:
+    def human_comment(self, number: int, body: str, author: str = HUMAN) -> None:
         with self.lock:
-            self.threads[number].comments.append(Comment(self._next_id(), body))
+            self.threads[number].comments.append(Comment(self._next_id(), body, author=author))
 
     def merge(self, number: int, merge_sha: str) -> None:
         with self.lock:
@@ -115,7 +119,7 @@ class FakeGitHub(FakeApi):
         thread = self.threads.get(int(match[1]))
         if thread is None:
             return Response(404, {"message": "Not Found"})
-        items = [{"id": c.id, "body": c.body} for c in thread.comments]
+        items = [{"id": c.id, "body": c.body, "user": {"login": c.author}} for c in thread.comments]
         return Response(200, page_of(items, request, 30))
 
     def _add_comment(self, request: Request, match: re.Match[str]) -> Response:
@@ -187,6 +191,7 @@ class FakeGitHub(FakeApi):
             "title": thread.title,
             "body": thread.body,
             "state": thread.state,
+            "user": {"login": thread.author},
         }
         if thread.is_pull:
             item["pull_request"] = {"url": f"{self.url}/pulls/{thread.number}"}
@@ -206,6 +211,7 @@ class FakeGitHub(FakeApi):
         if not isinstance(body.get("title"), str) or not body["title"]:
             return Response(422, {"message": "title is missing"})
         number = self.open_thread(body["title"], str(body.get("body") or ""))
+        self.threads[number].author = BOT
         return Response(201, self._issue_json(self.threads[number]))
 
     def _edit_issue(self, request: Request, match: re.Match[str]) -> Response:

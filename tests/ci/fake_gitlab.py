@@ -12,6 +12,8 @@ from typing import Any
 from tests.ci.fake_http import FakeApi, Request, Response, Route, page_of, route
 
 PROJECT_ID = "4242"
+BOT_ID = 77  # the project access token's bot user
+HUMAN_ID = 1
 
 
 @dataclass
@@ -20,6 +22,7 @@ class Note:
     body: str
     system: bool = False
     edits: int = 0
+    author: int = BOT_ID
 
 
 @dataclass
@@ -55,6 +58,7 @@ class GitLabIssue:
     state: str = "opened"
     edits: int = 0
     notes: list[Note] = field(default_factory=list)
+    author: int = HUMAN_ID
 
 
 class FakeGitLab(FakeApi):
@@ -86,6 +90,10 @@ class FakeGitLab(FakeApi):
             request.sha = sha
             request.notes.append(Note(self.next_id(), "added 1 commit", system=True))
 
+    def human_note(self, iid: int, body: str, author: int = HUMAN_ID) -> None:
+        with self.lock:
+            self.merge_requests[iid].notes.append(Note(self.next_id(), body, author=author))
+
     def merge(self, iid: int, merge_sha: str) -> None:
         with self.lock:
             request = self.merge_requests[iid]
@@ -111,6 +119,7 @@ class FakeGitLab(FakeApi):
     def routes(self) -> list[Route]:
         project = rf"/api/v4/projects/{PROJECT_ID}"
         return [
+            route("GET", r"/api/v4/user", self._user),
             route("GET", rf"{project}/merge_requests/(\d+)/notes", self._notes),
             route("POST", rf"{project}/merge_requests/(\d+)/notes", self._add_note),
             route("PUT", rf"{project}/merge_requests/(\d+)/notes/(\d+)", self._edit_note),
@@ -128,11 +137,17 @@ class FakeGitLab(FakeApi):
             route("POST", rf"{project}/issues/(\d+)/notes", self._issue_note),
         ]
 
+    def _user(self, request: Request, match: re.Match[str]) -> Response:
+        return Response(200, {"id": BOT_ID, "username": f"project_{PROJECT_ID}_bot"})
+
     def _notes(self, request: Request, match: re.Match[str]) -> Response:
         found = self.merge_requests.get(int(match[1]))
         if found is None:
             return Response(404, {"message": "404 Not found"})
-        items = [{"id": n.id, "body": n.body, "system": n.system} for n in found.notes]
+        items = [
+            {"id": n.id, "body": n.body, "system": n.system, "author": {"id": n.author}}
+            for n in found.notes
+        ]
         return Response(200, page_of(items, request, 20))
 
     def _add_note(self, request: Request, match: re.Match[str]) -> Response:
@@ -195,6 +210,7 @@ class FakeGitLab(FakeApi):
             "title": issue.title,
             "description": issue.description,
             "state": issue.state,
+            "author": {"id": issue.author},
         }
 
     def _list_issues(self, request: Request, match: re.Match[str]) -> Response:
@@ -211,6 +227,7 @@ class FakeGitLab(FakeApi):
         if not isinstance(body.get("title"), str) or not body["title"]:
             return Response(400, {"message": "title is missing"})
         iid = self.open_issue(body["title"], str(body.get("description") or ""))
+        self.issues[iid].author = BOT_ID
         return Response(201, self._issue_json(self.issues[iid]))
 
     def _edit_issue(self, request: Request, match: re.Match[str]) -> Response:

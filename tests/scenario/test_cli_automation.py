@@ -89,7 +89,9 @@ def test_json_on_a_terminal_refuses_instead_of_prompting(quickstart: Path, args:
         os.close(terminal)
         os.close(controller)
     assert process.returncode == 1
-    assert process.stdout == ""
+    (refusal,) = [json.loads(line) for line in process.stdout.splitlines()]
+    jsonschema.validate(refusal, EVENTS_SCHEMA)
+    assert refusal["type"] == "error" and refusal["message"] in process.stderr
     assert "cannot ask for confirmation" in process.stderr and "--auto-approve" in process.stderr
     assert not (quickstart / ".poolform" / "local-cloud.db").exists() or "destroy" in args
 

@@ -5,6 +5,13 @@ on every image). Each host is reached through the variables its own CI sets: Git
 GITHUB_API_URL and GITHUB_REPOSITORY with the job's GITHUB_TOKEN; GitLab CI's CI_API_V4_URL and
 CI_PROJECT_ID with a project access token in POOLFORM_GITLAB_TOKEN (a job token may not write
 notes or issues).
+
+The notes and issues listed are only those the token's own user wrote: anyone may post a
+comment or open an issue that starts with a workflow's marker, and one taken for the
+workflow's own would get the plan written into it, then be edited back by its author to show
+another plan while the real one is merged. On GitHub that user is `github-actions[bot]` (the
+job's GITHUB_TOKEN), or POOLFORM_CI_AUTHOR when the token is another account's or app's; on
+GitLab, the project access token's bot user, as GET /user names it.
 """
 
 from __future__ import annotations
@@ -159,6 +166,7 @@ class GitHub:
         if not token:
             raise ForgeError("GITHUB_TOKEN is not set (pass `${{ github.token }}` to the step)")
         self.repo = f"/repos/{_required(environ, 'GITHUB_REPOSITORY')}"
+        self.author = environ.get("POOLFORM_CI_AUTHOR") or "github-actions[bot]"
         self.http = Http(
             environ.get("GITHUB_API_URL") or "https://api.github.com",
             {
@@ -180,7 +188,11 @@ class GitHub:
 
     def notes(self, review: int) -> Iterator[Note]:
         for item in self.http.pages(f"{self.repo}/issues/{review}/comments"):
-            yield Note(int(item["id"]), str(item.get("body") or ""))
+            if self._own(item):
+                yield Note(int(item["id"]), str(item.get("body") or ""))
+
+    def _own(self, item: Mapping[str, Any]) -> bool:
+        return bool((item.get("user") or {}).get("login") == self.author)
 
     def add_note(self, review: int, body: str) -> None:
         self.http.call("POST", f"{self.repo}/issues/{review}/comments", {"body": body})
@@ -214,7 +226,7 @@ class GitHub:
 
     def open_issues(self) -> Iterator[Issue]:
         for item in self.http.pages(f"{self.repo}/issues?state=open"):
-            if "pull_request" not in item:  # the issues list holds pull requests too
+            if "pull_request" not in item and self._own(item):  # pull requests are there too
                 yield Issue(int(item["number"]), str(item.get("body") or ""))
 
     def create_issue(self, title: str, body: str) -> None:
@@ -245,6 +257,7 @@ class GitLab:
         project = urllib.parse.quote(_required(environ, "CI_PROJECT_ID"), safe="")
         self.project = f"/projects/{project}"
         self.plan_job = environ.get("POOLFORM_PLAN_JOB") or "poolform-plan"
+        self._user: int | None = None
         self.http = Http(
             _required(environ, "CI_API_V4_URL"),
             {"PRIVATE-TOKEN": token, "User-Agent": "poolform-ci"},
@@ -257,8 +270,13 @@ class GitLab:
     def notes(self, review: int) -> Iterator[Note]:
         path = f"{self.project}/merge_requests/{review}/notes?sort=asc&order_by=created_at"
         for item in self.http.pages(path):
-            if not item.get("system"):
+            if not item.get("system") and self._own(item):
                 yield Note(int(item["id"]), str(item.get("body") or ""))
+
+    def _own(self, item: Mapping[str, Any]) -> bool:
+        if self._user is None:
+            self._user = int(self.http.call("GET", "/user")["id"])
+        return bool((item.get("author") or {}).get("id") == self._user)
 
     def add_note(self, review: int, body: str) -> None:
         self.http.call("POST", f"{self.project}/merge_requests/{review}/notes", {"body": body})
@@ -303,7 +321,8 @@ class GitLab:
 
     def open_issues(self) -> Iterator[Issue]:
         for item in self.http.pages(f"{self.project}/issues?state=opened"):
-            yield Issue(int(item["iid"]), str(item.get("description") or ""))
+            if self._own(item):
+                yield Issue(int(item["iid"]), str(item.get("description") or ""))
 
     def create_issue(self, title: str, body: str) -> None:
         self.http.call("POST", f"{self.project}/issues", {"title": title, "description": body})
