@@ -19,7 +19,7 @@ from reconciler.plan.model import (
     Rolling,
     dotted,
 )
-from reconciler.plan.reasons import Reason, reason_text
+from reconciler.plan.reasons import CLUSTER_DEFAULTS_GONE, Reason, reason_text
 from schemas.rules import UpdateRule, is_sensitive, rule_for_path
 
 # Attributes that are not model fields but facts of the resource; changing them recreates it.
@@ -125,11 +125,12 @@ def classify(
     """The change that takes `recorded` (state) to `resource` (configuration)."""
     if resource is None:
         gone = Reason.DESTROY_REQUESTED if destroying else Reason.NOT_DECLARED
+        defaults_only = gone is Reason.NOT_DECLARED and resource_type == "cluster"
         return ResourceChange(
             address,
             resource_type,
             Action.DELETE,
-            reason_text(gone),
+            CLUSTER_DEFAULTS_GONE if defaults_only else reason_text(gone),
             before=recorded,
             reason_code=gone,
         )

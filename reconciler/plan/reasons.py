@@ -56,6 +56,13 @@ TEXT: dict[Reason, str] = {
     "intent) and no longer wanted: it will be deleted",
 }
 
+# NOT_DECLARED for a `cluster` record, whose only attributes are the scheduling defaults: the
+# Cluster document itself usually stays, and "no longer in the configuration" would say it went.
+CLUSTER_DEFAULTS_GONE = (
+    "no default pools are declared any more: only the scheduler's recorded defaults go, "
+    "nothing in the cloud"
+)
+
 # Reasons of changes that undo drift: worth saying even on an ordinary update.
 UNDOES_DRIFT = frozenset({Reason.DRIFT, Reason.DRIFT_COUNT, Reason.DRIFT_REPLACE, Reason.SHORTFALL})
 

@@ -21,7 +21,7 @@ from reconciler.plan import Action, Plan, PlanOptions, make_plan
 from reconciler.plan.expand import expand
 from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.plan.model import ChangeKey
-from reconciler.plan.reasons import TEXT, Reason
+from reconciler.plan.reasons import CLUSTER_DEFAULTS_GONE, TEXT, Reason
 from reconciler.plan.refresh import RefreshResult, Shortfall
 from state import ResourceRecord, StateSnapshot
 from tests.conftest import ROOT
@@ -369,3 +369,29 @@ def test_a_plan_saved_before_reason_codes_still_reads(tmp_path: Path) -> None:
     [change] = Plan.from_json(document).changes
     assert change.reason_code is None and change.address == QUOTA
     assert change.key == ChangeKey(QUOTA, ("obj-9",))
+
+
+CLUSTER = "kind: Cluster\nname: c\nprovider: local\n"
+
+
+@pytest.mark.parametrize(
+    ("declared", "options", "reason"),
+    [
+        (CLUSTER, PlanOptions(), CLUSTER_DEFAULTS_GONE),
+        (CLUSTER + "default_aux_pool: quota\n", PlanOptions(destroy=True), "destroy requested"),
+    ],
+    ids=["defaults removed, the Cluster kept", "destroy"],
+)
+def test_a_cluster_record_that_goes_says_what_goes(
+    declared: str, options: PlanOptions, reason: str, tmp_path: Path
+) -> None:
+    """A Cluster is recorded only for its scheduling defaults: when they go and the Cluster
+    stays, its delete must not say that it is no longer in the configuration."""
+    applied = {**config(), "cluster.yaml": CLUSTER + "default_aux_pool: quota\n"}
+    case = Case("cluster", {**config(), "cluster.yaml": declared}, [], applied, options)
+    (change,) = [c for c in plan_for(case, tmp_path).changes if c.address == "cluster.c"]
+    assert change.action is Action.DELETE
+    assert change.reason == reason
+    assert change.reason_code is (
+        Reason.DESTROY_REQUESTED if options.destroy else Reason.NOT_DECLARED
+    )
