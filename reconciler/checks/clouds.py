@@ -12,6 +12,7 @@ from schemas import (
     MachinePool,
     WorkerPool,
 )
+from schemas.job import Job
 from schemas.text import did_you_mean
 
 
@@ -103,3 +104,17 @@ def risky_but_legal(config: Configuration) -> Iterator[Finding]:
                 f"every change to `{wp.name}` recreates its workers: {reason.split(',')[0]}",
                 "file_mounts" if wp.file_mounts else "workdir",
             )
+    jobs = config.of_kind(Job)
+    if len(jobs) == len(config.documents):
+        return  # a folder of job files (examples/skypilot/jobs), checked as such
+    for job in jobs:
+        # A Job is a workload, not capacity: plan and apply pass it by. Kept among the
+        # configuration's files by mistake, it would look applied while nothing runs it.
+        yield warning(
+            config,
+            job,
+            "job-in-configuration",
+            f"Job `{job.name}` is not applied: plan and apply leave jobs out",
+            hint="submit it with `poolform jobs submit FILE`, and keep job files in a "
+            "subfolder (such as jobs/), which the configuration does not read",
+        )

@@ -260,3 +260,20 @@ def test_a_file_name_with_a_newline_is_shown_escaped_on_one_line(run, write) -> 
     assert result.code == 1
     (line,) = [line for line in result.err.splitlines() if "is not a quantity" in line]
     assert line.startswith(f"{directory}/pool\\nerror: forged.yaml:3:17: error: capacity.gpu")
+
+
+def test_a_job_among_the_configuration_files_is_said_to_be_left_out(run, write) -> None:
+    """plan and apply leave a Job out: kept beside the capacity by mistake, it would look
+    applied while nothing runs it. A folder of job files alone is checked without it."""
+    job = "kind: Job\nname: train\nrun: echo hi\n"
+    directory = write({"pool.yaml": "kind: ResourcePool\nname: x\ncapacity: {gpu: 1}\n"})
+    (directory / "job.yaml").write_text(job)
+    result = run("validate", directory)
+    assert result.code == 0, result.err
+    assert "job.yaml:1:1: warning: Job `train` is not applied" in result.err
+    assert "[job-in-configuration]" in result.err and "poolform jobs submit" in result.err
+    jobs = directory / "jobs"
+    jobs.mkdir()
+    (jobs / "job.yaml").write_text(job)
+    alone = run("validate", jobs)
+    assert alone.code == 0 and "warning" not in alone.err
