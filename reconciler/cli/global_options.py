@@ -24,9 +24,24 @@ from reconciler.errors import PoolformError
 NO_COLOR = "poolform.no_color"
 
 
-def change_directory(ctx: click.Context, _: click.Parameter, value: Path | None) -> None:
-    if value is None or ctx.resilient_parsing:
+CHDIR = "poolform.chdir"
+
+
+def change_directory(ctx: click.Context, _: click.Parameter, values: tuple[Path, ...]) -> None:
+    """Once per run: a second --chdir, in the same place or before and after the command,
+    would move again relative to the first (or one would silently win), as Terraform, which
+    takes -chdir once, never does."""
+    if not values or ctx.resilient_parsing:
         return
+    root = ctx.find_root()
+    given = [*root.meta.get(CHDIR, ()), *values]
+    if len(given) > 1:
+        raise PoolformError(
+            "--chdir is given more than once (" + ", ".join(map(str, given)) + ")",
+            hint="give the directory once",
+        )
+    root.meta[CHDIR] = given
+    (value,) = values
     try:
         os.chdir(value)
     except OSError as exc:
@@ -43,6 +58,7 @@ def chdir_option(**extra: Any) -> click.Option:
         ["--chdir"],
         metavar="DIR",
         type=click.Path(path_type=Path, file_okay=False),
+        multiple=True,
         callback=change_directory,
         expose_value=False,
         is_eager=True,  # before any other argument is converted: they are relative to DIR
