@@ -78,6 +78,14 @@ def jobs_affected(
 def _worker_pool_note(change: ObjectChange, name: str, on: Sequence[JobRecord]) -> list[str]:
     if not on:
         return []
+    if change.action == "replace" and (change.after or {}).get("provider", "local") != "local":
+        # Workers of a cloud this machine cannot list are known by name only (`pool-0`...):
+        # the new ones carry the old names, so the scheduler sees no worker go.
+        return [
+            f"{change.address} is replaced (new workers) with {_jobs(on)} running on its "
+            "workers: the scheduler knows this cloud's workers by name only and leaves those "
+            "jobs running (`jobs cancel` stops them)"
+        ]
     if change.action in ("delete", "replace"):
         done = "deleted" if change.action == "delete" else "replaced (new workers)"
         return [

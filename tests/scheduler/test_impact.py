@@ -91,6 +91,15 @@ CASES = [
         id="worker pool replaced under running jobs",
     ),
     pytest.param(
+        [change("worker_pool.w", "replace", {**WORKERS, "provider": "aws"})],
+        [
+            "worker_pool.w is replaced (new workers) with 2 jobs (1, 2) running on its workers: "
+            "the scheduler knows this cloud's workers by name only and leaves those jobs "
+            "running (`jobs cancel` stops them)"
+        ],
+        id="worker pool on a cloud replaced: workers by name, none seen to go",
+    ),
+    pytest.param(
         [change("worker_pool.w", "delete")],
         [
             "worker_pool.w is deleted with 2 jobs (1, 2) running on its workers: the scheduler "
