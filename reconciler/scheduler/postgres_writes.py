@@ -242,7 +242,8 @@ class Writes:
             (self.now, [i.job for i in batch], [i.attempt for i in batch],
              [i.ending.status.value for i in batch], [w.code.value for w in whys],
              [w.message for w in whys], [w.detail_json() for w in whys],
-             [i.ending.exit_code for i in batch], [i.ending.retries_left for i in batch]),
+             [None if i.ending.status is Status.QUEUED else i.ending.exit_code for i in batch],
+             [i.ending.retries_left for i in batch]),
         )  # fmt: skip
         changed = [item.job for item in batch if item.job in done]
         for item in batch:

@@ -211,10 +211,13 @@ class Writes:
                 continue
             del attempts[item.job]
             ending, why = item.ending, item.ending.reason
-            finished = None if ending.status is Status.QUEUED else self.now
+            # Queued again: no end and no exit status of its own yet (the attempt's status is
+            # in its history event), so a job running again never shows the last one's.
+            again = ending.status is Status.QUEUED
+            finished, code = (None, None) if again else (self.now, ending.exit_code)
             message = why.message
             rows.append((ending.status.value, why.code.value, message, why.detail_json(),
-                         ending.exit_code, ending.retries_left, finished, ending.status.value,
+                         code, ending.retries_left, finished, ending.status.value,
                          item.job, item.attempt))  # fmt: skip
             self.event(item.job, ending.status.value, why, message)
             changed.append(item.job)

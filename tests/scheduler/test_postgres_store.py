@@ -216,7 +216,9 @@ def test_an_ending_releases_capacity_and_a_stale_attempt_changes_nothing(
     store.started([Started(done, 1, 20), Started(again, 1, 21)], NOW)
     store.killed(again, NOW + 1)
     assert store.get(again).killed  # type: ignore[union-attr]
-    requeue = Ending(Status.QUEUED, reason(ReasonCode.LOST, retries=0), None, 0)
+    # A requeue's attempt status (143: the SIGTERM of a preemption) is the attempt's, not
+    # the job's: a job queued, then running again, must not show the last attempt's end.
+    requeue = Ending(Status.QUEUED, reason(ReasonCode.LOST, retries=0), 143, 0)
     success = Ending(Status.SUCCEEDED, reason(ReasonCode.SUCCEEDED), 0, 1)
     changed = store.ended([Ended(done, 1, success), Ended(again, 1, requeue),
                            Ended(done, 7, requeue)], NOW + 2)  # fmt: skip
@@ -229,6 +231,7 @@ def test_an_ending_releases_capacity_and_a_stale_attempt_changes_nothing(
         Status.SUCCEEDED, 0, NOW + 2, ())  # fmt: skip
     assert (queued.status, queued.worker, queued.pid, queued.killed, queued.finished_at) == (
         Status.QUEUED, None, None, False, None)  # fmt: skip
+    assert queued.exit_code is None
     assert (queued.retries_left, queued.attempt) == (0, 1)
     assert codes(store, again)[-1] == "lost"
 
