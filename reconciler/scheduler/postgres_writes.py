@@ -12,7 +12,7 @@ from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Admit, Preempt, Status
 from reconciler.scheduler.postgres_tables import EVENT_COLUMNS, columns
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
-from reconciler.scheduler.store import Ended, Removal, Started
+from reconciler.scheduler.store import Ended, Removal, Started, ending_event
 
 if TYPE_CHECKING:
     import psycopg
@@ -248,7 +248,9 @@ class Writes:
         changed = [item.job for item in batch if item.job in done]
         for item in batch:
             if item.job in done:
-                self.event(item.job, item.ending.status.value, item.ending.reason)
+                self.event(
+                    item.job, item.ending.status.value, item.ending.reason, ending_event(item)
+                )
         return changed
 
     def release(self, jobs: Collection[int]) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Admit, Preempt, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
-from reconciler.scheduler.store import Ended, Removal, Started
+from reconciler.scheduler.store import Ended, Removal, Started, ending_event
 
 HELD = "status IN ('admitted', 'running')"
 
@@ -219,7 +219,7 @@ class Writes:
             rows.append((ending.status.value, why.code.value, message, why.detail_json(),
                          code, ending.retries_left, finished, ending.status.value,
                          item.job, item.attempt))  # fmt: skip
-            self.event(item.job, ending.status.value, why, message)
+            self.event(item.job, ending.status.value, why, ending_event(item))
             changed.append(item.job)
         self.conn.executemany(
             "UPDATE jobs SET status = ?, reason_code = ?, reason_message = ?,"

@@ -99,6 +99,16 @@ class Ending:
     retries_left: int
 
 
+def ending_event(item: Ended) -> str:
+    """The history's sentence for an attempt's end: the reason's, and for a job queued again
+    the status its attempt exited with (the job's row keeps none: it has not ended)."""
+    ending = item.ending
+    text = ending.reason.message
+    if ending.status is Status.QUEUED and ending.exit_code is not None:
+        text += f" (attempt {item.attempt} exited with status {ending.exit_code})"
+    return text
+
+
 @dataclass(frozen=True)
 class Started:
     job: int

@@ -234,6 +234,7 @@ def test_an_ending_releases_capacity_and_a_stale_attempt_changes_nothing(
     assert queued.exit_code is None
     assert (queued.retries_left, queued.attempt) == (0, 1)
     assert codes(store, again)[-1] == "lost"
+    assert store.events(again)[-1].message.endswith("(attempt 1 exited with status 143)")
 
 
 def test_cancel_ends_queued_jobs_and_asks_held_ones_to_stop(store: SchedulerStore) -> None:
