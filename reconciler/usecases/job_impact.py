@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from reconciler.plan import Plan
+from reconciler.printable import one_line
 from reconciler.workspace import state_location, state_path
 from state import StateSnapshot
 
@@ -39,12 +40,14 @@ def with_jobs_affected(plan: Plan, configuration: Configuration, state: StateSna
     try:
         jobs = _active_jobs(configuration)
     except (PoolformError, sqlite3.Error, OSError) as error:
-        note = (
+        note = one_line(
             f"the job queue could not be read ({error}): the jobs this plan would affect "
             "are not shown"
         )
         return replace(plan, warnings=(*plan.warnings, note))
-    notes = jobs_affected(state, changes, jobs) if jobs else ()
+    # Each note is one line: a warning's line breaks are kept as lines (a message and its
+    # hint), and a note quotes what users typed (a policy's subject may hold a newline).
+    notes = tuple(one_line(note) for note in jobs_affected(state, changes, jobs)) if jobs else ()
     return replace(plan, warnings=(*plan.warnings, *notes)) if notes else plan
 
 
