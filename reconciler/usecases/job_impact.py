@@ -72,7 +72,7 @@ def _active_jobs(configuration: Configuration) -> list[JobRecord]:
             return []
         from reconciler.scheduler.sqlite_store import SqliteStore
 
-        store = SqliteStore(path)
+        store = SqliteStore(path, read_only=True)
     try:
         return [job for job in store.jobs(active=True) if job.status in ACTIVE]
     finally:
