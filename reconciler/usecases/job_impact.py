@@ -63,7 +63,7 @@ def _active_jobs(configuration: Configuration) -> list[JobRecord]:
         from reconciler.scheduler.postgres_store import NoQueue, PostgresStore
 
         try:
-            store = PostgresStore(location.dsn, schema=location.schema, create=False)
+            store = PostgresStore(location.dsn, schema=location.schema, read_only=True)
         except NoQueue:
             return []
     else:  # beside the SQLite state's place (an S3 state's queue too, as job commands do)
