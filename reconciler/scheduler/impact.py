@@ -50,11 +50,13 @@ def jobs_affected(
     if not changes or not jobs:
         return ()
     held = [j for j in jobs if j.status in HOLDING and j.pool]
+    before, after = applied_config(state), applied_config(_state_after(state, changes))
     notes: list[str] = []
     for change in changes:
         name = change.address.split(".", 1)[-1]
         if change.resource_type == "worker_pool":
-            notes += _worker_pool_note(change, name, [j for j in held if j.pool == name])
+            on = [j for j in held if j.pool == name]
+            notes += _worker_pool_note(change, name, on, after)
         elif change.resource_type == "resource_pool" and change.action == "delete":
             on = [j for j in held if j.pool == name]
             if on:
@@ -69,13 +71,14 @@ def jobs_affected(
                     f"{change.address} is deleted with {_jobs(under)} running under it: they "
                     "run on to their end, holding what they hold of their pool"
                 )
-    before, after = applied_config(state), applied_config(_state_after(state, changes))
     notes += _overcommitted(before, after, changes, held)
     notes += _rejected(before, after, [j for j in jobs if j.status is Status.QUEUED])
     return tuple(notes)
 
 
-def _worker_pool_note(change: ObjectChange, name: str, on: Sequence[JobRecord]) -> list[str]:
+def _worker_pool_note(
+    change: ObjectChange, name: str, on: Sequence[JobRecord], after: AppliedConfig
+) -> list[str]:
     if not on:
         return []
     if change.action in ("delete", "replace"):
@@ -83,6 +86,7 @@ def _worker_pool_note(change: ObjectChange, name: str, on: Sequence[JobRecord]) 
         return [
             f"{change.address} is {done} with {_jobs(on)} running on its workers: the "
             "scheduler stops them and queues them again (worker_removed, no retry used)"
+            + _then_rejected(on, after)
         ]
     if change.action == "update" and change.after is not None:
         keep = declared_workers(change.after.get("pool") or {})
@@ -198,6 +202,17 @@ def _newly_over(
         if new is not None and amount > new and (old is None or amount <= old):
             over.append(f"{show(key, amount)} held, {show(key, new)} after")
     return "; ".join(over)
+
+
+def _then_rejected(stopped: Sequence[JobRecord], after: AppliedConfig) -> str:
+    """What follows the stop of jobs no route can run after the apply (their pool deleted):
+    queued again, they are rejected at the scheduler's next cycle, not run again."""
+    verdicts = [(job, resolve(job.request, after)) for job in stopped]
+    rejected = [(job, verdict) for job, verdict in verdicts if isinstance(verdict, Reason)]
+    if not rejected:
+        return ""
+    which = "them" if len(rejected) == len(stopped) else _jobs([j for j, _ in rejected])
+    return f", then rejects {which}: {rejected[0][1].message}"
 
 
 def _rejected(

@@ -94,7 +94,8 @@ CASES = [
         [change("worker_pool.w", "delete")],
         [
             "worker_pool.w is deleted with 2 jobs (1, 2) running on its workers: the scheduler "
-            "stops them and queues them again (worker_removed, no retry used)",
+            "stops them and queues them again (worker_removed, no retry used), then rejects "
+            "them: no pool named w is applied",
             "1 queued job (3) would be rejected by the scheduler after this apply: no pool "
             "named w is applied",
         ],
