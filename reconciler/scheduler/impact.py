@@ -108,8 +108,9 @@ def _overcommitted(
 ) -> list[str]:
     """Pools shrunk below what their running jobs hold, policies whose limit (or, for
     non-preemptible work, reservation) drops below what theirs hold: nothing is stopped for
-    it; what is over starts nothing new until it drains (`overcommitted`, `policy_limit_reached`,
-    `reservation_full`). Only what this apply pushes over is named."""
+    it; what is over starts no job that asks for the keys over until it drains (`overcommitted`,
+    `policy_limit_reached`, `reservation_full`: a job asking for none of them still starts, as
+    fit.py decides). Only what this apply pushes over is named."""
     notes: list[str] = []
     for name, now in sorted(before.pools.items()):
         later = after.pools.get(name)
@@ -120,7 +121,7 @@ def _overcommitted(
             f"{now.kind}_pool.{name} shrinks below what",
             on,
             (now.capacity, later.capacity, _pool_default),
-            "the pool starts nothing new",
+            "the pool starts no job",
         )
     for change in changes:
         name = change.address.split(".", 1)[-1]
@@ -132,7 +133,7 @@ def _overcommitted(
             f"{change.address}'s limit drops below what",
             under,
             (old.limit, new.limit, _unbounded),
-            "it starts nothing new",
+            "it starts no job",
             where=" under it",
         )
         notes += _drop_note(
@@ -159,12 +160,13 @@ def _drop_note(
 ) -> list[str]:
     """A note when the apply's new bound is below what `jobs` hold, where the old one was not:
     `bounds` is (before, after, the bound of a key they do not name)."""
-    over = _newly_over(total(j.amounts for j in jobs), *bounds) if jobs else ""
+    over = _newly_over(total(j.amounts for j in jobs), *bounds) if jobs else {}
     if not over:
         return []
+    keys = " or ".join(over)
     return [
-        f"{head} {_hold(jobs, noun)}{where} ({over}): none is stopped, and {stops} until they "
-        "drain below it"
+        f"{head} {_hold(jobs, noun)}{where} ({'; '.join(over.values())}): none is stopped, "
+        f"and {stops} that asks for {keys} until they drain below it"
     ]
 
 
@@ -186,8 +188,8 @@ def _newly_over(
     before: Mapping[str, int] | None,
     after: Mapping[str, int] | None,
     missing: Callable[[str], int | None],
-) -> str:
-    """The keys where `used` is within `before` and past `after`, as `gpu 6 held, gpu 4
+) -> dict[str, str]:
+    """The keys where `used` is within `before` and past `after`, each as `gpu 6 held, gpu 4
     after`; a key a bound does not name is bounded by `missing(key)` (None: unbounded), and
     so is every key where the bounds are None."""
 
@@ -196,12 +198,12 @@ def _newly_over(
             return None
         return bounds[key] if key in bounds else missing(key)
 
-    over = []
+    over = {}
     for key, amount in sorted(used.items()):
         old, new = bound(before, key), bound(after, key)
         if new is not None and amount > new and (old is None or amount <= old):
-            over.append(f"{show(key, amount)} held, {show(key, new)} after")
-    return "; ".join(over)
+            over[key] = f"{show(key, amount)} held, {show(key, new)} after"
+    return over
 
 
 def _then_rejected(stopped: Sequence[JobRecord], after: AppliedConfig) -> str:

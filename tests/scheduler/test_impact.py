@@ -118,7 +118,8 @@ CASES = [
         [change("resource_pool.seats", "update", {"capacity": {"gpu": 4, "step_run": 4}})],
         [
             "resource_pool.seats shrinks below what 2 running jobs (10, 11) hold (gpu 6 held, "
-            "gpu 4 after): none is stopped, and the pool starts nothing new until they drain "
+            "gpu 4 after): none is stopped, and the pool starts no job that asks for gpu until they "
+            "drain "
             "below it"
         ],
         id="resource pool shrunk below what runs",
@@ -132,7 +133,8 @@ CASES = [
         [change("subject_policy.team-a", "update", {**TEAM, "limit": {"gpu": 5}})],
         [
             "subject_policy.team-a's limit drops below what 2 running jobs (10, 11) hold under "
-            "it (gpu 6 held, gpu 5 after): none is stopped, and it starts nothing new until "
+            "it (gpu 6 held, gpu 5 after): none is stopped, and it starts no job that asks for gpu "
+            "until "
             "they drain below it"
         ],
         id="policy limit below what its jobs hold",
@@ -142,7 +144,8 @@ CASES = [
         [
             "subject_policy.team-a's reservation drops below what 1 running non-preemptible job "
             "(10) holds under it (gpu 4 held, gpu 2 after; step_run 1 held, step_run 0 after): "
-            "none is stopped, and it starts no non-preemptible job until they drain below it"
+            "none is stopped, and it starts no non-preemptible job that asks for gpu or "
+            "step_run until they drain below it"
         ],
         id="policy reservation below what its non-preemptible jobs hold",
     ),
@@ -172,7 +175,8 @@ CASES = [
         [change("machine_pool.m.machine_type.h100", "update", {**H100, "max_size": 1})],
         [
             "machine_pool.m shrinks below what 1 running job (20) holds (gpu 12 held, gpu 8 "
-            "after): none is stopped, and the pool starts nothing new until they drain below it"
+            "after): none is stopped, and the pool starts no job that asks for gpu until they drain "
+            "below it"
         ],
         id="machine pool shrunk below what runs",
     ),
@@ -180,7 +184,8 @@ CASES = [
         [change("resource_pool.seats", "update", {"capacity": {"gpu": 8}})],
         [
             "resource_pool.seats shrinks below what 2 running jobs (10, 11) hold (step_run 2 "
-            "held, step_run 0 after): none is stopped, and the pool starts nothing new until "
+            "held, step_run 0 after): none is stopped, and the pool starts no job that asks for "
+            "step_run until "
             "they drain below it"
         ],
         id="a key the pool no longer declares: none of it",
