@@ -115,8 +115,14 @@ def _overcommitted(
     for name, now in sorted(before.pools.items()):
         later = after.pools.get(name)
         on = [j for j in held if j.pool == name]
+        if later is None and now.kind == "machine" and on:
+            # Its last machine type deleted: the plan's changes name the types, not the pool.
+            notes.append(
+                f"machine_pool.{name} is deleted with {_jobs(on)} running on it: they run on "
+                "to their end"
+            )
         if later is None or now.kind == "worker" or later.capacity == now.capacity or not on:
-            continue  # gone (noted above), workers (by worker), unchanged, or idle
+            continue  # gone (noted), workers (by worker), unchanged, or idle
         notes += _drop_note(
             f"{now.kind}_pool.{name} shrinks below what",
             on,

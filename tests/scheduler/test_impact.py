@@ -181,6 +181,11 @@ CASES = [
         id="machine pool shrunk below what runs",
     ),
     pytest.param(
+        [change("machine_pool.m.machine_type.h100", "delete")],
+        ["machine_pool.m is deleted with 1 job (20) running on it: they run on to their end"],
+        id="machine pool deleted under a running job",
+    ),
+    pytest.param(
         [change("resource_pool.seats", "update", {"capacity": {"gpu": 8}})],
         [
             "resource_pool.seats shrinks below what 2 running jobs (10, 11) hold (step_run 2 "
