@@ -56,7 +56,7 @@ def jobs_affected(
         name = change.address.split(".", 1)[-1]
         if change.resource_type == "worker_pool":
             on = [j for j in held if j.pool == name]
-            notes += _worker_pool_note(change, name, on, after)
+            notes += _worker_pool_note(change, name, on, (before, after))
         elif change.resource_type == "resource_pool" and change.action == "delete":
             on = [j for j in held if j.pool == name]
             if on:
@@ -77,10 +77,14 @@ def jobs_affected(
 
 
 def _worker_pool_note(
-    change: ObjectChange, name: str, on: Sequence[JobRecord], after: AppliedConfig
+    change: ObjectChange,
+    name: str,
+    on: Sequence[JobRecord],
+    configs: tuple[AppliedConfig, AppliedConfig],
 ) -> list[str]:
     if not on:
         return []
+    before, after = configs
     if change.action in ("delete", "replace"):
         done = "deleted" if change.action == "delete" else "replaced (new workers)"
         return [
@@ -88,16 +92,32 @@ def _worker_pool_note(
             "scheduler stops them and queues them again (worker_removed, no retry used)"
             + _then_rejected(on, after)
         ]
-    if change.action == "update" and change.after is not None:
-        keep = declared_workers(change.after.get("pool") or {})
-        busy = len({j.worker for j in on if j.worker} or {j.id for j in on})
-        if keep < busy:
-            return [
-                f"{change.address} shrinks to {keep} worker(s) with {busy} busy ({_jobs(on)} "
-                f"running): {busy - keep} busy worker(s) go, and the scheduler stops their "
-                "jobs and queues them again"
-            ]
-    return []
+    if change.action != "update" or change.after is None:
+        return []
+    keep = declared_workers(change.after.get("pool") or {})
+    notes = []
+    # Workers the scheduler knows by name only (a cloud this machine does not reach: w-0,
+    # w-1, ...): the shrunk pool names fewer, and a job on a name it drops is stopped
+    # (lifecycle.worker_gone), however many workers are busy.
+    named = {w.id for w in before.pools[name].workers} if name in before.pools else set()
+    kept = {w.id for w in after.pools[name].workers} if name in after.pools else set()
+    dropped = [j for j in on if j.worker in named and j.worker not in kept]
+    if dropped:
+        notes.append(
+            f"{change.address} shrinks to {keep} worker(s): "
+            f"{len({j.worker for j in dropped})} busy worker(s) go ({_jobs(dropped)} running "
+            "there), and the scheduler stops their jobs and queues them again"
+        )
+    # Local workers (instance ids): the local cloud terminates idle ones first.
+    local = [j for j in on if j.worker not in named]
+    busy = len({j.worker for j in local if j.worker} or {j.id for j in local})
+    if local and keep < busy:
+        notes.append(
+            f"{change.address} shrinks to {keep} worker(s) with {busy} busy ({_jobs(local)} "
+            f"running): {busy - keep} busy worker(s) go, and the scheduler stops their "
+            "jobs and queues them again"
+        )
+    return notes
 
 
 def _overcommitted(
