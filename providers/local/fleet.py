@@ -350,9 +350,16 @@ class Fleet:
             if not free:
                 return None
             with self.cloud.read() as conn:
+                # A worker terminated while the scheduler marked it busy keeps its directory
+                # for the job still running there: the scheduler stops that job (SIGTERM, then
+                # SIGKILL after its grace) and its marks remove the directory. Swept, the job
+                # (whose environment names the worker) was killed at once by the next apply.
                 owned = {
                     r["id"]
-                    for r in conn.execute("SELECT id FROM instances WHERE state = 'running'")
+                    for r in conn.execute(
+                        "SELECT id FROM instances WHERE state = 'running'"
+                        " OR (state = 'terminated' AND idle = 0)"
+                    )
                 }
             swept = sweep(self.cloud.workers_dir, owned)
         if swept:

@@ -80,7 +80,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return result if isinstance(result, int) else EXIT_OK
 
 
+def _terminated(signum: int, _frame: object) -> None:
+    """SIGTERM (a CI job cancelled, a container stopped) ends a command as Ctrl-C does: an
+    apply's changes in flight finish, are recorded and reported, and the state lock is
+    released. Python's default ended the process at once, leaving changes made but not
+    recorded, a `start` event with no end, and the lock to be taken over."""
+    raise KeyboardInterrupt
+
+
 def entrypoint() -> None:
+    signal.signal(signal.SIGTERM, _terminated)  # `scheduler run` installs its own meanwhile
     try:
         code = main()
     except KeyboardInterrupt:  # a second Ctrl-C while the first one was being reported
@@ -89,6 +98,7 @@ def entrypoint() -> None:
         # The run is over and reported: a Ctrl-C now (while the interpreter joins threads and
         # closes files) would make it die by SIGINT, with no message.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     sys.exit(code)
 
 

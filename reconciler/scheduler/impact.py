@@ -50,11 +50,13 @@ def jobs_affected(
     if not changes or not jobs:
         return ()
     held = [j for j in jobs if j.status in HOLDING and j.pool]
+    before, after = applied_config(state), applied_config(_state_after(state, changes))
     notes: list[str] = []
     for change in changes:
         name = change.address.split(".", 1)[-1]
         if change.resource_type == "worker_pool":
-            notes += _worker_pool_note(change, name, [j for j in held if j.pool == name])
+            on = [j for j in held if j.pool == name]
+            notes += _worker_pool_note(change, name, on, (before, after))
         elif change.resource_type == "resource_pool" and change.action == "delete":
             on = [j for j in held if j.pool == name]
             if on:
@@ -69,13 +71,17 @@ def jobs_affected(
                     f"{change.address} is deleted with {_jobs(under)} running under it: they "
                     "run on to their end, holding what they hold of their pool"
                 )
-    before, after = applied_config(state), applied_config(_state_after(state, changes))
     notes += _overcommitted(before, after, changes, held)
     notes += _rejected(before, after, [j for j in jobs if j.status is Status.QUEUED])
     return tuple(notes)
 
 
-def _worker_pool_note(change: ObjectChange, name: str, on: Sequence[JobRecord]) -> list[str]:
+def _worker_pool_note(
+    change: ObjectChange,
+    name: str,
+    on: Sequence[JobRecord],
+    configs: tuple[AppliedConfig, AppliedConfig],
+) -> list[str]:
     if not on:
         return []
     if change.action == "replace" and (change.after or {}).get("provider", "local") != "local":
@@ -86,22 +92,40 @@ def _worker_pool_note(change: ObjectChange, name: str, on: Sequence[JobRecord]) 
             "workers: the scheduler knows this cloud's workers by name only and leaves those "
             "jobs running (`jobs cancel` stops them)"
         ]
+    before, after = configs
     if change.action in ("delete", "replace"):
         done = "deleted" if change.action == "delete" else "replaced (new workers)"
         return [
             f"{change.address} is {done} with {_jobs(on)} running on its workers: the "
             "scheduler stops them and queues them again (worker_removed, no retry used)"
+            + _then_rejected(on, after)
         ]
-    if change.action == "update" and change.after is not None:
-        keep = declared_workers(change.after.get("pool") or {})
-        busy = len({j.worker for j in on if j.worker} or {j.id for j in on})
-        if keep < busy:
-            return [
-                f"{change.address} shrinks to {keep} worker(s) with {busy} busy ({_jobs(on)} "
-                f"running): {busy - keep} busy worker(s) go, and the scheduler stops their "
-                "jobs and queues them again"
-            ]
-    return []
+    if change.action != "update" or change.after is None:
+        return []
+    keep = declared_workers(change.after.get("pool") or {})
+    notes = []
+    # Workers the scheduler knows by name only (a cloud this machine does not reach: w-0,
+    # w-1, ...): the shrunk pool names fewer, and a job on a name it drops is stopped
+    # (lifecycle.worker_gone), however many workers are busy.
+    named = {w.id for w in before.pools[name].workers} if name in before.pools else set()
+    kept = {w.id for w in after.pools[name].workers} if name in after.pools else set()
+    dropped = [j for j in on if j.worker in named and j.worker not in kept]
+    if dropped:
+        notes.append(
+            f"{change.address} shrinks to {keep} worker(s): "
+            f"{len({j.worker for j in dropped})} busy worker(s) go ({_jobs(dropped)} running "
+            "there), and the scheduler stops their jobs and queues them again"
+        )
+    # Local workers (instance ids): the local cloud terminates idle ones first.
+    local = [j for j in on if j.worker not in named]
+    busy = len({j.worker for j in local if j.worker} or {j.id for j in local})
+    if local and keep < busy:
+        notes.append(
+            f"{change.address} shrinks to {keep} worker(s) with {busy} busy ({_jobs(local)} "
+            f"running): {busy - keep} busy worker(s) go, and the scheduler stops their "
+            "jobs and queues them again"
+        )
+    return notes
 
 
 def _overcommitted(
@@ -112,19 +136,26 @@ def _overcommitted(
 ) -> list[str]:
     """Pools shrunk below what their running jobs hold, policies whose limit (or, for
     non-preemptible work, reservation) drops below what theirs hold: nothing is stopped for
-    it; what is over starts nothing new until it drains (`overcommitted`, `policy_limit_reached`,
-    `reservation_full`). Only what this apply pushes over is named."""
+    it; what is over starts no job that asks for the keys over until it drains (`overcommitted`,
+    `policy_limit_reached`, `reservation_full`: a job asking for none of them still starts, as
+    fit.py decides). Only what this apply pushes over is named."""
     notes: list[str] = []
     for name, now in sorted(before.pools.items()):
         later = after.pools.get(name)
         on = [j for j in held if j.pool == name]
+        if later is None and now.kind == "machine" and on:
+            # Its last machine type deleted: the plan's changes name the types, not the pool.
+            notes.append(
+                f"machine_pool.{name} is deleted with {_jobs(on)} running on it: they run on "
+                "to their end"
+            )
         if later is None or now.kind == "worker" or later.capacity == now.capacity or not on:
-            continue  # gone (noted above), workers (by worker), unchanged, or idle
+            continue  # gone (noted), workers (by worker), unchanged, or idle
         notes += _drop_note(
             f"{now.kind}_pool.{name} shrinks below what",
             on,
             (now.capacity, later.capacity, _pool_default),
-            "the pool starts nothing new",
+            "the pool starts no job",
         )
     for change in changes:
         name = change.address.split(".", 1)[-1]
@@ -136,7 +167,7 @@ def _overcommitted(
             f"{change.address}'s limit drops below what",
             under,
             (old.limit, new.limit, _unbounded),
-            "it starts nothing new",
+            "it starts no job",
             where=" under it",
         )
         notes += _drop_note(
@@ -163,12 +194,13 @@ def _drop_note(
 ) -> list[str]:
     """A note when the apply's new bound is below what `jobs` hold, where the old one was not:
     `bounds` is (before, after, the bound of a key they do not name)."""
-    over = _newly_over(total(j.amounts for j in jobs), *bounds) if jobs else ""
+    over = _newly_over(total(j.amounts for j in jobs), *bounds) if jobs else {}
     if not over:
         return []
+    keys = " or ".join(over)
     return [
-        f"{head} {_hold(jobs, noun)}{where} ({over}): none is stopped, and {stops} until they "
-        "drain below it"
+        f"{head} {_hold(jobs, noun)}{where} ({'; '.join(over.values())}): none is stopped, "
+        f"and {stops} that asks for {keys} until they drain below it"
     ]
 
 
@@ -190,8 +222,8 @@ def _newly_over(
     before: Mapping[str, int] | None,
     after: Mapping[str, int] | None,
     missing: Callable[[str], int | None],
-) -> str:
-    """The keys where `used` is within `before` and past `after`, as `gpu 6 held, gpu 4
+) -> dict[str, str]:
+    """The keys where `used` is within `before` and past `after`, each as `gpu 6 held, gpu 4
     after`; a key a bound does not name is bounded by `missing(key)` (None: unbounded), and
     so is every key where the bounds are None."""
 
@@ -200,12 +232,23 @@ def _newly_over(
             return None
         return bounds[key] if key in bounds else missing(key)
 
-    over = []
+    over = {}
     for key, amount in sorted(used.items()):
         old, new = bound(before, key), bound(after, key)
         if new is not None and amount > new and (old is None or amount <= old):
-            over.append(f"{show(key, amount)} held, {show(key, new)} after")
-    return "; ".join(over)
+            over[key] = f"{show(key, amount)} held, {show(key, new)} after"
+    return over
+
+
+def _then_rejected(stopped: Sequence[JobRecord], after: AppliedConfig) -> str:
+    """What follows the stop of jobs no route can run after the apply (their pool deleted):
+    queued again, they are rejected at the scheduler's next cycle, not run again."""
+    verdicts = [(job, resolve(job.request, after)) for job in stopped]
+    rejected = [(job, verdict) for job, verdict in verdicts if isinstance(verdict, Reason)]
+    if not rejected:
+        return ""
+    which = "them" if len(rejected) == len(stopped) else _jobs([j for j, _ in rejected])
+    return f", then rejects {which}: {rejected[0][1].message}"
 
 
 def _rejected(

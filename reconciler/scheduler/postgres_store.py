@@ -95,6 +95,7 @@ class PostgresStore:
         schema: str = "poolform",
         connect_timeout: int = 10,
         create: bool = True,  # False: NoQueue when the tables are not there yet, none made
+        read_only: bool = False,  # True: tables of an earlier layout are refused, not upgraded
     ) -> None:
         import psycopg
 
@@ -127,7 +128,7 @@ class PostgresStore:
         self._write_key = _advisory_key(f"{name}:scheduler-writes")
         self.leader_key = _advisory_key(f"{name}:scheduler-leader")
         try:
-            self._migrate(schema, create)
+            self._migrate(schema, create, read_only)
         except BaseException:
             self.close()
             raise
@@ -187,11 +188,18 @@ class PostgresStore:
                     f"scheduler's store at {self.location}: {self._scrub(error)}"
                 ) from None
 
-    def _migrate(self, schema: str, create: bool) -> None:
+    def _migrate(self, schema: str, create: bool, read_only: bool) -> None:
         with self._txn(write=False) as conn:
             version = layout_version(conn, schema, self.location)
-        if version == 0 and not create:
+        if version == 0 and (read_only or not create):
             raise NoQueue(f"no scheduler tables at {self.location}")
+        if version < LAYOUT_VERSION and read_only:
+            # plan's look at the queue: an upgrade of the team's tables is for a job command
+            raise PoolformError(
+                f"the scheduler's tables at {self.location} have layout version {version}, "
+                f"made by an earlier poolform; any job command upgrades them to "
+                f"{LAYOUT_VERSION}"
+            )
         if version < LAYOUT_VERSION:
             with self._txn() as conn:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._create_key,))

@@ -25,6 +25,7 @@ from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import HOLDING, Decisions, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.sqlite_rows import (
+    ADDED_COLUMNS,
     COLUMNS,
     SCHEMA,
     add_columns,
@@ -50,10 +51,17 @@ OWN_TABLES = frozenset({"meta", "jobs", "allocations", "events", "sqlite_sequenc
 
 
 class SqliteStore:
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, *, read_only: bool = False):
+        """`read_only`: only read an existing store as it is (plan's look at the queue): no
+        file, table or column made, no mode changed; a store an earlier poolform made, which
+        lacks columns added since, is refused rather than upgraded."""
         self.path = Path(path)
         self._mutex = threading.RLock()
         self._decoded = DecodedRows()
+        self._tableless = False
+        if read_only:
+            self._open_read_only()
+            return
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             if not self.path.exists():
@@ -81,6 +89,30 @@ class SqliteStore:
                 f"cannot make the scheduler store {error.filename} private (mode 0600): "
                 f"{error.strerror}"
             ) from error
+        self._file = _identity(self.path)
+
+    def _open_read_only(self) -> None:
+        try:
+            self._conn = sqlite3.connect(
+                f"{self.path.absolute().as_uri()}?mode=ro",
+                uri=True,
+                timeout=BUSY_TIMEOUT_S,
+                isolation_level=None,
+                check_same_thread=False,
+            )
+            self._conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            self._refuse_foreign()
+            have = {row[1] for row in self._conn.execute("PRAGMA table_info(jobs)")}
+        except sqlite3.Error as error:
+            raise PoolformError(f"cannot open the scheduler store {self.path}: {error}") from error
+        self._tableless = not have  # an empty file: no job was ever stored
+        missing = [name for name, _ in ADDED_COLUMNS if name not in have]
+        if have and missing:
+            self._conn.close()
+            raise PoolformError(
+                f"the scheduler store {self.path} was made by an earlier poolform (it lacks "
+                f"{', '.join(missing)}); any job command upgrades it"
+            )
         self._file = _identity(self.path)
 
     def _refuse_foreign(self) -> None:
@@ -165,6 +197,8 @@ class SqliteStore:
         some = None if ids is None else ("id IN (SELECT value FROM json_each(?))", _ids(ids))
         where, args = job_filter(pool, status, active, "?", some)
         whole = active and pool is None and status is None and ids is None
+        if self._tableless:
+            return []
         with self._txn("DEFERRED") as conn:
             return self._select(conn, where, args, whole=whole)
 

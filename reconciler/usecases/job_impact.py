@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
 from reconciler.plan import Plan
+from reconciler.printable import one_line
 from reconciler.workspace import state_location, state_path
 from state import StateSnapshot
 
@@ -39,12 +40,14 @@ def with_jobs_affected(plan: Plan, configuration: Configuration, state: StateSna
     try:
         jobs = _active_jobs(configuration)
     except (PoolformError, sqlite3.Error, OSError) as error:
-        note = (
+        note = one_line(
             f"the job queue could not be read ({error}): the jobs this plan would affect "
             "are not shown"
         )
         return replace(plan, warnings=(*plan.warnings, note))
-    notes = jobs_affected(state, changes, jobs) if jobs else ()
+    # Each note is one line: a warning's line breaks are kept as lines (a message and its
+    # hint), and a note quotes what users typed (a policy's subject may hold a newline).
+    notes = tuple(one_line(note) for note in jobs_affected(state, changes, jobs)) if jobs else ()
     return replace(plan, warnings=(*plan.warnings, *notes)) if notes else plan
 
 
@@ -60,7 +63,7 @@ def _active_jobs(configuration: Configuration) -> list[JobRecord]:
         from reconciler.scheduler.postgres_store import NoQueue, PostgresStore
 
         try:
-            store = PostgresStore(location.dsn, schema=location.schema, create=False)
+            store = PostgresStore(location.dsn, schema=location.schema, read_only=True)
         except NoQueue:
             return []
     else:  # beside the SQLite state's place (an S3 state's queue too, as job commands do)
@@ -69,7 +72,7 @@ def _active_jobs(configuration: Configuration) -> list[JobRecord]:
             return []
         from reconciler.scheduler.sqlite_store import SqliteStore
 
-        store = SqliteStore(path)
+        store = SqliteStore(path, read_only=True)
     try:
         return [job for job in store.jobs(active=True) if job.status in ACTIVE]
     finally:

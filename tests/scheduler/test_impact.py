@@ -103,7 +103,8 @@ CASES = [
         [change("worker_pool.w", "delete")],
         [
             "worker_pool.w is deleted with 2 jobs (1, 2) running on its workers: the scheduler "
-            "stops them and queues them again (worker_removed, no retry used)",
+            "stops them and queues them again (worker_removed, no retry used), then rejects "
+            "them: no pool named w is applied",
             "1 queued job (3) would be rejected by the scheduler after this apply: no pool "
             "named w is applied",
         ],
@@ -126,7 +127,8 @@ CASES = [
         [change("resource_pool.seats", "update", {"capacity": {"gpu": 4, "step_run": 4}})],
         [
             "resource_pool.seats shrinks below what 2 running jobs (10, 11) hold (gpu 6 held, "
-            "gpu 4 after): none is stopped, and the pool starts nothing new until they drain "
+            "gpu 4 after): none is stopped, and the pool starts no job that asks for gpu until they "
+            "drain "
             "below it"
         ],
         id="resource pool shrunk below what runs",
@@ -140,7 +142,8 @@ CASES = [
         [change("subject_policy.team-a", "update", {**TEAM, "limit": {"gpu": 5}})],
         [
             "subject_policy.team-a's limit drops below what 2 running jobs (10, 11) hold under "
-            "it (gpu 6 held, gpu 5 after): none is stopped, and it starts nothing new until "
+            "it (gpu 6 held, gpu 5 after): none is stopped, and it starts no job that asks for gpu "
+            "until "
             "they drain below it"
         ],
         id="policy limit below what its jobs hold",
@@ -150,7 +153,8 @@ CASES = [
         [
             "subject_policy.team-a's reservation drops below what 1 running non-preemptible job "
             "(10) holds under it (gpu 4 held, gpu 2 after; step_run 1 held, step_run 0 after): "
-            "none is stopped, and it starts no non-preemptible job until they drain below it"
+            "none is stopped, and it starts no non-preemptible job that asks for gpu or "
+            "step_run until they drain below it"
         ],
         id="policy reservation below what its non-preemptible jobs hold",
     ),
@@ -180,15 +184,22 @@ CASES = [
         [change("machine_pool.m.machine_type.h100", "update", {**H100, "max_size": 1})],
         [
             "machine_pool.m shrinks below what 1 running job (20) holds (gpu 12 held, gpu 8 "
-            "after): none is stopped, and the pool starts nothing new until they drain below it"
+            "after): none is stopped, and the pool starts no job that asks for gpu until they drain "
+            "below it"
         ],
         id="machine pool shrunk below what runs",
+    ),
+    pytest.param(
+        [change("machine_pool.m.machine_type.h100", "delete")],
+        ["machine_pool.m is deleted with 1 job (20) running on it: they run on to their end"],
+        id="machine pool deleted under a running job",
     ),
     pytest.param(
         [change("resource_pool.seats", "update", {"capacity": {"gpu": 8}})],
         [
             "resource_pool.seats shrinks below what 2 running jobs (10, 11) hold (step_run 2 "
-            "held, step_run 0 after): none is stopped, and the pool starts nothing new until "
+            "held, step_run 0 after): none is stopped, and the pool starts no job that asks for "
+            "step_run until "
             "they drain below it"
         ],
         id="a key the pool no longer declares: none of it",
