@@ -85,7 +85,7 @@ TEXT: dict[ReasonCode, str] = {
     ),
     ReasonCode.OVERCOMMITTED: (
         "pool {pool} holds more than its capacity since the last apply ({excess} over); "
-        "nothing new starts there until running jobs drain"
+        "no job asking for those keys starts there until running jobs drain below it"
     ),
     ReasonCode.PREEMPTED: "preempted by job {preemptor} ({why}); {retries} retr(ies) left",
     ReasonCode.LOST: "its process vanished without an exit status; {retries} retr(ies) left",

@@ -441,3 +441,18 @@ def test_the_same_snapshot_gives_the_same_decisions_whatever_the_input_order() -
     first = schedule(snapshot(ZENML, queue, held), 5)
     rng.shuffle(queue)
     assert schedule(snapshot(ZENML, queue, held), 5) == first
+
+
+def test_an_overcommitted_pool_still_starts_a_job_that_asks_for_none_of_what_is_over() -> None:
+    """Capacity shrank below what runs on one key: a job on that key waits (its reason says
+    which keys hold it back), and a job asking only for another key starts."""
+    cfg = config(resource_pools={"p": {"gpu": 1, "seat": 4}})
+    held = [holding(100, "p", "p/*", preemptible=False, gpu=2)]
+    queue = [queued(1, pool="p", gpu=1), queued(2, pool="p", seat=1)]
+    decisions = schedule(snapshot(cfg, queue, held), now=1)
+    assert admitted(decisions) == [2]
+    assert codes(decisions) == {1: "overcommitted"}
+    assert decisions.reasons[1].message == (
+        "pool p holds more than its capacity since the last apply (gpu 1 over); no job asking "
+        "for those keys starts there until running jobs drain below it"
+    )
