@@ -5,11 +5,13 @@ queue (no job recorded, no file under `.poolform/` written)."""
 from __future__ import annotations
 
 import atexit
+import contextlib
 import hashlib
 import json
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +148,44 @@ def admitted_not_started(tmp_path: Path) -> tuple[Path, Path]:
         ctx.close()
     assert statuses(directory) == {1: "admitted"}
     return directory, marker
+
+
+TEAM_CLUSTER = """kind: Cluster
+name: team
+provider: local
+state: {{backend: postgres, dsn: '${{env:TEAM_PG_URL}}', key: {schema}}}
+"""
+TEAM_SEATS = "---\nkind: ResourcePool\nname: seats\ncapacity:\n  seat: 2\n"
+
+
+class PgTeam:
+    """A configuration whose state and queue are in a PostgreSQL schema of its own
+    (POOLFORM_TEST_PG_URL), declaring the `seats` pool or not; `run` is the installed
+    poolform there."""
+
+    def __init__(self, root: Path, url: str, schema: str) -> None:
+        self.url, self.schema = url, schema
+        self.directory = root / "team"
+        self.directory.mkdir()
+
+    def declare(self, *, seats: bool) -> None:
+        text = TEAM_CLUSTER.format(schema=self.schema) + (TEAM_SEATS if seats else "")
+        (self.directory / "config.yaml").write_text(text)
+
+    def run(self, *args: object) -> subprocess.CompletedProcess[str]:
+        return poolform(*args, "--chdir", self.directory, env={"TEAM_PG_URL": self.url})
+
+
+@contextlib.contextmanager
+def pg_team(root: Path) -> Iterator[PgTeam]:
+    """A PgTeam with its seats pool applied; its schema is dropped afterwards."""
+    from tests.state.services import drop_schema, new_schema, pg_url
+
+    team = PgTeam(root, pg_url(), new_schema())
+    try:
+        team.declare(seats=True)
+        applied = team.run("apply", "--auto-approve")
+        assert applied.returncode == 0, applied.stderr
+        yield team
+    finally:
+        drop_schema(team.url, team.schema)

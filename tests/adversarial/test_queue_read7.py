@@ -12,7 +12,7 @@ import sqlite3
 import stat
 from pathlib import Path
 
-from tests.adversarial.scheduler_setup import CONFIG, applied, job_file, listed
+from tests.adversarial.scheduler_setup import CONFIG, applied, job_file, listed, pg_team
 from tests.scenario.installed import poolform
 
 NO_SEATS = CONFIG.split("---\nkind: ResourcePool")[0]
@@ -65,34 +65,19 @@ def test_an_empty_queue_file_is_an_empty_queue_and_stays_empty(tmp_path: Path) -
     assert store.stat().st_size == 0
 
 
-TEAM = """kind: Cluster
-name: team
-provider: local
-state: {{backend: postgres, dsn: '${{env:READ7_PG_URL}}', key: {schema}}}
-"""
-SEATS = "---\nkind: ResourcePool\nname: seats\ncapacity:\n  seat: 2\n"
-
-
 def test_the_team_queue_of_an_earlier_layout_is_not_upgraded_by_a_plan(tmp_path: Path) -> None:
     from tests.adversarial.test_scheduler_postgres2 import sql
-    from tests.state.services import drop_schema, new_schema, pg_url
 
-    url, schema = pg_url(), new_schema()
-    directory = tmp_path / "team"
-    directory.mkdir()
-    config = directory / "config.yaml"
-    env = {"READ7_PG_URL": url}
-    try:
-        config.write_text(TEAM.format(schema=schema) + SEATS)
-        assert poolform("apply", "--auto-approve", "--chdir", directory, env=env).returncode == 0
+    with pg_team(tmp_path) as team:
+        url, schema = team.url, team.schema
         job = job_file(tmp_path, "kind: Job\nname: j\npool: seats\nrun: 'true'\n")
-        assert poolform("jobs", "submit", job, "--chdir", directory, env=env).returncode == 0
+        assert team.run("jobs", "submit", job).returncode == 0
         # As layout 2 left the tables (layout 3 added pid_start).
         sql(url, f'ALTER TABLE "{schema}".sched_jobs DROP COLUMN pid_start')
         sql(url, f"UPDATE \"{schema}\".layout SET version = 2 WHERE component = 'sched'")
-        config.write_text(TEAM.format(schema=schema))  # the seats pool goes
+        team.declare(seats=False)  # the seats pool goes
 
-        plan = poolform("plan", "--chdir", directory, env=env)
+        plan = team.run("plan")
 
         assert plan.returncode == 0, plan.stderr
         assert "have layout version 2, made by an earlier poolform" in plan.stdout, plan.stdout
@@ -105,5 +90,3 @@ def test_the_team_queue_of_an_earlier_layout_is_not_upgraded_by_a_plan(tmp_path:
             schema,
         )
         assert columns == []
-    finally:
-        drop_schema(url, schema)

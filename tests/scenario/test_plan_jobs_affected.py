@@ -20,6 +20,7 @@ from tests.adversarial.scheduler_setup import (
     job_file,
     job_group,
     listed,
+    pg_team,
     queue_digest,
 )
 from tests.scenario.installed import poolform
@@ -103,42 +104,24 @@ def test_a_damaged_queue_is_named_and_the_plan_goes_on(busy: Path) -> None:
     assert store.read_bytes() == b"not a database at all" * 100
 
 
-TEAM = """kind: Cluster
-name: team
-provider: local
-state: {{backend: postgres, dsn: '${{env:PLAN_PG_URL}}', key: {schema}}}
-"""
-SEATS = "---\nkind: ResourcePool\nname: seats\ncapacity:\n  seat: 2\n"
-
-
 def test_the_team_queue_on_postgresql(tmp_path: Path) -> None:
     from tests.adversarial.test_scheduler_postgres2 import tables
-    from tests.state.services import drop_schema, new_schema, pg_url
 
-    url, schema = pg_url(), new_schema()
-    directory = tmp_path / "team"
-    directory.mkdir()
-    config = directory / "config.yaml"
-    env = {"PLAN_PG_URL": url}
-    try:
-        config.write_text(TEAM.format(schema=schema) + SEATS)
-        assert poolform("apply", "--auto-approve", "--chdir", directory, env=env).returncode == 0
-        config.write_text(TEAM.format(schema=schema))  # the seats pool goes
-        before = tables(url, schema)
-        plan = poolform("plan", "--chdir", directory, env=env)
+    with pg_team(tmp_path) as team:
+        team.declare(seats=False)  # the seats pool goes
+        before = tables(team.url, team.schema)
+        plan = team.run("plan")
         assert plan.returncode == 0, plan.stderr
         assert "job" not in plan.stdout  # no queue yet: nothing to say,
-        assert tables(url, schema) == before  # and none made
-        config.write_text(TEAM.format(schema=schema) + SEATS)
+        assert tables(team.url, team.schema) == before  # and none made
+        team.declare(seats=True)
         job = job_file(tmp_path, "kind: Job\nname: j\npool: seats\nrun: 'true'\n")
-        submitted = poolform("jobs", "submit", job, "--chdir", directory, env=env)
+        submitted = team.run("jobs", "submit", job)
         assert submitted.returncode == 0, submitted.stderr
-        config.write_text(TEAM.format(schema=schema))
-        plan = poolform("plan", "--chdir", directory, env=env)
+        team.declare(seats=False)
+        plan = team.run("plan")
         assert plan.returncode == 0, plan.stderr
         assert (
             "1 queued job (1) would be rejected by the scheduler after this apply: no pool "
             "named seats is applied"
         ) in plan.stdout
-    finally:
-        drop_schema(url, schema)

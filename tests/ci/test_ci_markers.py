@@ -6,15 +6,12 @@ which they could edit afterwards to show reviewers another plan while the real o
 merged and applied; an issue opened with the drift marker got the nightly report, and was
 closed by the workflow. Now only comments and issues written by the workflow's own user count
 (`github-actions[bot]`, or POOLFORM_CI_AUTHOR; on GitLab the token's user, from GET /user);
-everyone else's are left alone. Driven against the fake code hosts of tests/ci."""
+everyone else's are left alone. Driven against the fake code hosts of tests/ci (the `github`
+and `gitlab` fixtures of its conftest)."""
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.ci.fake_github import BOT, FakeGitHub
 from tests.ci.fake_gitlab import FakeGitLab
@@ -23,20 +20,6 @@ from tests.ci.test_scripts import COMMIT, ci, github_env, gitlab_env, planned
 PLAN_MARKER = "<!-- poolform-ci: plan capacity -->"
 DRIFT_MARKER = "<!-- poolform-ci: drift capacity -->"
 FORGED = f"{PLAN_MARKER}\n### poolform plan: No changes.\n"
-
-
-@pytest.fixture
-def github() -> Iterator[FakeGitHub]:
-    fake = FakeGitHub(token=f"ghs_{uuid.uuid4().hex}")
-    with fake.serving():
-        yield fake
-
-
-@pytest.fixture
-def gitlab() -> Iterator[FakeGitLab]:
-    fake = FakeGitLab(token=f"glpat-{uuid.uuid4().hex[:20]}")
-    with fake.serving():
-        yield fake
 
 
 def test_a_plan_comment_someone_else_posted_with_the_marker_is_left_alone(
