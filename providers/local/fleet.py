@@ -107,8 +107,9 @@ class Fleet:
         """Remove the directories of terminated workers, but not of one that held a job: the
         job runs on there until the scheduler, seeing its worker gone at its next cycle, stops
         it and queues it again (a directory deleted under it would fail it on its next file
-        access instead, for no fault of its own). The cloud's first sweep after that (the next
-        apply's first change, see upkeep.py) removes the directory."""
+        access instead, for no fault of its own). The scheduler's busy marks remove the
+        directory once they no longer name the worker (inventory.mark_busy); sweeps leave it
+        until then."""
         kept = self.cloud.held_a_job(instance_ids)
         workers.remove([Path(self.cloud.workdir(i)) for i in instance_ids if i not in kept])
 
