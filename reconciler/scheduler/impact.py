@@ -52,18 +52,20 @@ def jobs_affected(
     held = [j for j in jobs if j.status in HOLDING and j.pool]
     before, after = applied_config(state), applied_config(_state_after(state, changes))
     notes: list[str] = []
+    for name, pool in sorted(before.pools.items()):
+        on = [j for j in held if j.pool == name]
+        if name not in after.pools and pool.kind != "worker" and on:
+            # Read off the configurations, not the changes: a machine pool's changes name its
+            # machine types, never the pool (workers: per change, below).
+            notes.append(
+                f"{pool.kind}_pool.{name} is deleted with {_jobs(on)} running on it: they run "
+                "on to their end"
+            )
     for change in changes:
         name = change.address.split(".", 1)[-1]
         if change.resource_type == "worker_pool":
             on = [j for j in held if j.pool == name]
             notes += _worker_pool_note(change, name, on, (before, after))
-        elif change.resource_type == "resource_pool" and change.action == "delete":
-            on = [j for j in held if j.pool == name]
-            if on:
-                notes.append(
-                    f"{change.address} is deleted with {_jobs(on)} running on it: they run on "
-                    "to their end"
-                )
         elif change.resource_type == "subject_policy" and change.action == "delete":
             under = [j for j in held if j.policy == name]
             if under:
@@ -143,12 +145,6 @@ def _overcommitted(
     for name, now in sorted(before.pools.items()):
         later = after.pools.get(name)
         on = [j for j in held if j.pool == name]
-        if later is None and now.kind == "machine" and on:
-            # Its last machine type deleted: the plan's changes name the types, not the pool.
-            notes.append(
-                f"machine_pool.{name} is deleted with {_jobs(on)} running on it: they run on "
-                "to their end"
-            )
         if later is None or now.kind == "worker" or later.capacity == now.capacity or not on:
             continue  # gone (noted), workers (by worker), unchanged, or idle
         notes += _drop_note(

@@ -54,7 +54,6 @@ def with_jobs_affected(plan: Plan, configuration: Configuration, state: StateSna
 def _active_jobs(configuration: Configuration) -> list[JobRecord]:
     """The queue's queued and running jobs; none where no job command ever made a queue."""
     from reconciler.scheduler.context import STORE_NAME
-    from reconciler.scheduler.model import ACTIVE
     from reconciler.scheduler.store import SchedulerStore
 
     location = state_location(configuration)
@@ -74,6 +73,6 @@ def _active_jobs(configuration: Configuration) -> list[JobRecord]:
 
         store = SqliteStore(path, read_only=True)
     try:
-        return [job for job in store.jobs(active=True) if job.status in ACTIVE]
+        return store.jobs(active=True)
     finally:
         store.close()
