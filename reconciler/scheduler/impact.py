@@ -15,6 +15,7 @@ from typing import Any
 
 from reconciler.scheduler.amounts import show, total
 from reconciler.scheduler.applied import applied_config, declared_workers
+from reconciler.scheduler.foresight import preemptions_caused
 from reconciler.scheduler.model import HOLDING, AppliedConfig, JobRequest, Status
 from reconciler.scheduler.reasons import Reason
 from reconciler.scheduler.routing import resolve
@@ -40,10 +41,14 @@ class ObjectChange:
 
 
 def jobs_affected(
-    state: StateSnapshot, changes: Sequence[ObjectChange], jobs: Sequence[JobRecord]
+    state: StateSnapshot,
+    changes: Sequence[ObjectChange],
+    jobs: Sequence[JobRecord],
+    now: float | None = None,
 ) -> tuple[str, ...]:
-    """One note per way the apply of `changes` would stop, strand or reject the active `jobs`
-    (none when it leaves every job as it is)."""
+    """One note per way the apply of `changes` would stop, strand, preempt or reject the
+    active `jobs` (none when it leaves every job as it is). `now`: the time the scheduler's
+    next cycle is foreseen at (its claims expire by it); None foresees no preemption."""
     changes = sorted(
         (c for c in changes if c.resource_type in SCHEDULED_KINDS), key=lambda c: c.address
     )
@@ -74,8 +79,37 @@ def jobs_affected(
                     "run on to their end, holding what they hold of their pool"
                 )
     notes += _overcommitted(before, after, changes, held)
+    if now is not None:
+        notes += _preempted(before, after, jobs, now)
     notes += _rejected(before, after, [j for j in jobs if j.status is Status.QUEUED])
     return tuple(notes)
+
+
+def _preempted(
+    before: AppliedConfig, after: AppliedConfig, jobs: Sequence[JobRecord], now: float
+) -> list[str]:
+    """Running jobs the scheduler's next cycle would preempt after the apply and not without
+    it (foresight.py: the cycle decided on both configurations)."""
+    by_id = {job.id: job for job in jobs}
+    notes = []
+    for caused in preemptions_caused(before, after, jobs, now):
+        pool = after.pools.get(caused.pool)
+        kind = pool.kind if pool is not None else "resource"
+        victims = [by_id[i] for i in caused.victims]
+        takers = [by_id[i] for i in caused.preemptors]
+        notes.append(
+            f"after this apply the scheduler would preempt {_jobs(victims, 'running job')} on "
+            f"{kind}_pool.{caused.pool} for {_jobs(takers, 'queued job')}: "
+            + _WHY.get(caused.why, caused.why)
+        )
+    return notes
+
+
+# Why victims are taken (`Preempt.why`), as a note says it.
+_WHY = {
+    "reclaim": "they are taken back for work within its policy's reservation",
+    "priority": "they give way to higher-priority work",
+}
 
 
 def _worker_pool_note(

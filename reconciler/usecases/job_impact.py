@@ -9,6 +9,8 @@ made where there is none. A queue that cannot be read does not stop the plan: a 
 from __future__ import annotations
 
 import sqlite3
+import time
+from collections.abc import Callable
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -23,8 +25,14 @@ if TYPE_CHECKING:
     from reconciler.scheduler.store import JobRecord
 
 
-def with_jobs_affected(plan: Plan, configuration: Configuration, state: StateSnapshot) -> Plan:
-    """`plan` with a note per way its apply would affect the queue's active jobs."""
+def with_jobs_affected(
+    plan: Plan,
+    configuration: Configuration,
+    state: StateSnapshot,
+    clock: Callable[[], float] = time.time,
+) -> Plan:
+    """`plan` with a note per way its apply would affect the queue's active jobs; `clock`:
+    when the scheduler's next cycle is foreseen (a preemptor's claim may expire by then)."""
     if not plan.has_changes:
         return plan
     # The scheduler's modules load only for a plan that changes something.
@@ -47,7 +55,11 @@ def with_jobs_affected(plan: Plan, configuration: Configuration, state: StateSna
         return replace(plan, warnings=(*plan.warnings, note))
     # Each note is one line: a warning's line breaks are kept as lines (a message and its
     # hint), and a note quotes what users typed (a policy's subject may hold a newline).
-    notes = tuple(one_line(note) for note in jobs_affected(state, changes, jobs)) if jobs else ()
+    notes = (
+        tuple(one_line(note) for note in jobs_affected(state, changes, jobs, clock()))
+        if jobs
+        else ()
+    )
     return replace(plan, warnings=(*plan.warnings, *notes)) if notes else plan
 
 

@@ -5,6 +5,7 @@ queue that cannot be read never stops the plan."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -125,3 +126,70 @@ def test_the_team_queue_on_postgresql(tmp_path: Path) -> None:
             "1 queued job (1) would be rejected by the scheduler after this apply: no pool "
             "named seats is applied"
         ) in plan.stdout
+
+
+SHARED = """kind: ResourcePool
+name: shared
+capacity:
+  gpu: 2
+---
+kind: SubjectPolicy
+name: a
+subject: team-a
+pool: shared
+priority: 5
+reserved:
+  gpu: {a}
+limit:
+  gpu: 2
+---
+kind: SubjectPolicy
+name: b
+subject: team-b
+pool: shared
+priority: 5
+reserved:
+  gpu: {b}
+limit:
+  gpu: 2
+"""
+RECLAIM = (
+    "after this apply the scheduler would preempt 1 running job (2) on resource_pool.shared "
+    "for 1 queued job (3): they are taken back for work within its policy's reservation"
+)
+
+
+def test_a_reservation_moved_names_the_job_the_next_cycle_preempts(tmp_path: Path) -> None:
+    """Team a runs two jobs on both GPUs it reserves; team b's job waits. Moving one GPU of
+    the reservation to team b makes the next cycle take it back: the plan says which job
+    goes, and after the apply the scheduler's cycle preempts exactly that one."""
+    directory = applied(tmp_path, SHARED.format(a=2, b=0))
+    for team in ("a", "a", "b"):
+        job = job_file(
+            tmp_path,
+            f"kind: Job\nname: {team}\nsubject: team-{team}\nresources:\n  gpu: 1\n"
+            "run: sleep 120\n",
+        )
+        submitted = poolform("jobs", "submit", job, "--chdir", directory)
+        assert submitted.returncode == 0, submitted.stderr
+        if team == "a":
+            assert poolform("scheduler", "run", "--once", "--chdir", directory).returncode == 0
+    groups = [job_group(directory, 1), job_group(directory, 2)]
+    try:
+        unchanged = poolform("plan", "--chdir", directory)
+        assert "preempt" not in unchanged.stdout  # nothing planned: nothing to say
+        (directory / "config.yaml").write_text(SHARED.format(a=1, b=1))
+        plan = poolform("plan", "--chdir", directory)
+        assert plan.returncode == 0, plan.stderr
+        assert RECLAIM in plan.stdout
+        assert [job["status"] for job in listed(directory)] == ["running", "running", "queued"]
+        assert poolform("apply", "--auto-approve", "--chdir", directory).returncode == 0
+        assert poolform("scheduler", "run", "--once", "--chdir", directory).returncode == 0
+        shown = json.loads(poolform("jobs", "show", "3", "--json", "--chdir", directory).stdout)
+        assert shown["reason"]["code"] == "waiting_for_victims", shown
+        assert shown["reason"]["message"].startswith("preempting job(s) 2 in pool shared")
+        assert group_alive(groups[0])  # job 1 keeps running
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGKILL)

@@ -3,6 +3,7 @@ case per way an apply stops, strands or rejects jobs, and the changes that leave
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -56,6 +57,7 @@ def job(
         submitted_at=float(id),
         pool=where,
         policy=("team-a" if where == "seats" else f"{where}/*") if holding else None,
+        priority=TEAM["priority"] if where == "seats" else None,
         worker=worker,
         amounts=(("gpu", gpus * SCALE), ("step_run", SCALE)) if holding else (),
     )
@@ -214,7 +216,10 @@ CASES = [
 
 @pytest.mark.parametrize(("changes", "notes"), CASES)
 def test_jobs_affected(changes: list[ObjectChange], notes: list[str]) -> None:
+    """With and without the foresight of the next cycle: none of these changes gives the
+    scheduler cause to preempt."""
     assert list(jobs_affected(STATE, changes, ALL)) == notes
+    assert list(jobs_affected(STATE, changes, ALL, now=100.0)) == notes
 
 
 def test_no_jobs_no_notes() -> None:
@@ -241,3 +246,98 @@ def test_many_reasons_for_rejection_are_counted_past_five() -> None:
     assert notes[0].startswith("2 queued jobs (30, 31) would be rejected")
     assert all(n.startswith("1 queued job (") for n in notes[1:5])
     assert notes[5] == "2 more queued jobs (36, 37) would be rejected too, for 2 other reason(s)"
+
+
+# -- preemptions an apply causes (foresight.py) ---------------------------------------------------
+
+SHARED = {"capacity": {"gpu": 4}}
+
+
+def team(subject: str, reserved: int, priority: int = 5) -> dict[str, Any]:
+    return {
+        "subject": subject,
+        "pool": "shared",
+        "priority": priority,
+        "reserved": {"gpu": reserved},
+        "limit": {"gpu": 4},
+    }
+
+
+BORROWED = StateSnapshot.from_records(
+    "lineage",
+    7,
+    [
+        ResourceRecord("resource_pool.shared", "resource_pool", SHARED),
+        ResourceRecord("subject_policy.a", "subject_policy", team("team-a", 4)),
+        ResourceRecord("subject_policy.b", "subject_policy", team("team-b", 0)),
+    ],
+)
+
+
+def held(id: int, policy: str, priority: int = 5) -> JobRecord:
+    """A preemptible one-GPU job of `policy` running on the shared pool since `id`."""
+    return replace(
+        job(id, Status.RUNNING, "shared", gpus=1, subject=f"team-{policy}"),
+        policy=policy,
+        priority=priority,
+        admitted_at=float(id),
+        amounts=(("gpu", SCALE),),
+    )
+
+
+TEAM_A_FILLS_IT = [held(1, "a"), held(2, "a"), held(3, "a"), held(4, "a")]
+TEAM_B_WAITS = [job(5, Status.QUEUED, "shared", gpus=1, subject="team-b")]
+
+PREEMPTING = [
+    pytest.param(
+        [
+            change("subject_policy.a", "update", team("team-a", 2)),
+            change("subject_policy.b", "update", team("team-b", 2)),
+        ],
+        [
+            "after this apply the scheduler would preempt 1 running job (4) on "
+            "resource_pool.shared for 1 queued job (5): they are taken back for work within "
+            "its policy's reservation"
+        ],
+        id="a reservation moved to the waiting team: it takes back what the other borrows",
+    ),
+    pytest.param(
+        [
+            change("subject_policy.a", "update", team("team-a", 2)),
+            change("subject_policy.b", "update", team("team-b", 0, priority=9)),
+        ],
+        [
+            "after this apply the scheduler would preempt 1 running job (4) on "
+            "resource_pool.shared for 1 queued job (5): they give way to higher-priority work"
+        ],
+        id="the other team borrows now, and the waiting team's priority is raised past it",
+    ),
+    pytest.param(
+        [change("resource_pool.shared", "update", {"capacity": {"gpu": 5}})],
+        [],
+        id="the pool grown: the waiting job starts, nobody is preempted",
+    ),
+]
+
+
+@pytest.mark.parametrize(("changes", "notes"), PREEMPTING)
+def test_preemptions_an_apply_causes(changes: list[ObjectChange], notes: list[str]) -> None:
+    jobs = [*TEAM_A_FILLS_IT, *TEAM_B_WAITS]
+    assert list(jobs_affected(BORROWED, changes, jobs, now=100.0)) == notes
+
+
+def test_preemptions_due_anyway_are_not_the_apply_s() -> None:
+    """Team b already reserves what it waits for: the next cycle preempts with or without the
+    apply (here: a change that moves nothing the decision reads)."""
+    state = StateSnapshot.from_records(
+        "lineage",
+        7,
+        [
+            ResourceRecord("resource_pool.shared", "resource_pool", SHARED),
+            ResourceRecord("subject_policy.a", "subject_policy", team("team-a", 2)),
+            ResourceRecord("subject_policy.b", "subject_policy", team("team-b", 2)),
+        ],
+    )
+    changes = [change("resource_pool.shared", "update", {"capacity": {"gpu": 4, "cpu": 64}})]
+    jobs = [*TEAM_A_FILLS_IT, *TEAM_B_WAITS]
+    assert jobs_affected(state, changes, jobs, now=100.0) == ()
