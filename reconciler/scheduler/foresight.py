@@ -3,6 +3,11 @@ queue as it is, once on the configuration applied now and once on the one the ap
 A victim of the second that is none of the first is the apply's doing: a reservation raised
 (its owner takes back what others borrow), lowered (its jobs now borrow, and may be taken),
 a priority or a limit moved. Pure: two runs of `schedule`, with the loop's default settings.
+
+A forecast, not a promise: the plan cannot know the settings the scheduler runs with
+(`--max-running` full stops every start, preemptions included) nor which host's scheduler
+leads (a job running on another host is no victim of it), so it decides as a scheduler with
+the default settings that can signal every job would.
 """
 
 from __future__ import annotations
