@@ -2,7 +2,7 @@
 and the one mapping from errors to messages and exit codes.
 
 Exit codes: 0 success, 1 error (usage errors included: 2 is reserved), 2 changes present or
-drift where a command says so, 130 interrupted (Ctrl-C). An error is one message on stderr;
+drift where a command says so, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). An error is one message on stderr;
 `--debug` adds the traceback.
 """
 
@@ -23,6 +23,14 @@ EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_CHANGES = 2  # plan --detailed-exitcode: changes present; drift: drift found
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI job cancelled, a container stopped), raised by the handler main.py
+    installs: a command ends on it exactly as on Ctrl-C, but exits 128 + SIGTERM, as a shell
+    reports a process SIGTERM ended."""
+
 
 DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
 
@@ -115,14 +123,18 @@ def missing_extra(error: ModuleNotFoundError) -> str | None:
     return f"{error.name} is not installed: run `pip install 'poolform[{extra}]'`"
 
 
-def _interrupted(error: BaseException) -> bool:
-    """Ctrl-C, also when click turned it into Abort on the way up."""
+def _interruption(error: BaseException) -> KeyboardInterrupt | None:
+    """Ctrl-C (or SIGTERM), also when click turned it into Abort on the way up."""
     seen: BaseException | None = error
     while seen is not None:
         if isinstance(seen, KeyboardInterrupt):
-            return True
+            return seen
         seen = seen.__cause__ or seen.__context__
-    return False
+    return None
+
+
+def _interrupted(error: BaseException) -> bool:
+    return _interruption(error) is not None
 
 
 def exit_code_for(error: BaseException, *, debug: bool) -> int:
@@ -146,9 +158,12 @@ def exit_code_for(error: BaseException, *, debug: bool) -> int:
 def explain(error: BaseException) -> tuple[int, str]:
     """The exit code `error` means and the text that reports it (one line, or a few: a hint,
     every diagnostic of a configuration), as stderr and `apply --json`'s error event show it."""
-    if _interrupted(error):
+    interruption = _interruption(error)
+    if interruption is not None:
         # The state lock is released and every change already started has finished and been
         # recorded by the time the exception reaches here.
+        if isinstance(interruption, Terminated):
+            return EXIT_TERMINATED, "error: interrupted (terminated by SIGTERM)"
         return EXIT_INTERRUPTED, "error: interrupted"
     if isinstance(error, Cancelled):  # the user said no: not an error of theirs or ours
         return EXIT_ERROR, f"{error.message}."
