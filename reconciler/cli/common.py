@@ -8,6 +8,9 @@ drift where a command says so, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
 import sys
 import traceback
 from collections.abc import Callable
@@ -16,7 +19,7 @@ from typing import Any
 
 import click
 
-from reconciler.errors import Cancelled, Diagnostic, Location, PoolformError
+from reconciler.errors import Cancelled, ConfigurationError, Diagnostic, Location, PoolformError
 from reconciler.printable import one_line, printable
 
 EXIT_OK = 0
@@ -198,4 +201,51 @@ def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
         "rule": diagnostic.rule,
         "message": diagnostic.message,
         "suggestion": diagnostic.suggestion,
+    }
+
+
+ERROR_FORMAT_VERSION = "1.0"
+
+
+def json_error_document(operation: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """With `--json`, a command whose document is one JSON object on stdout (`plan`, `show`,
+    `drift`) that stops on an error prints instead one error document there
+    (reconciler/cli/error.schema.json): the text stderr shows, the exit code and a
+    configuration's diagnostics, so a CI consumer always has one document to parse. The error
+    still goes up to the one boundary, which prints it on stderr and chooses the exit code.
+    A usage error (an unknown option) is refused before the command runs: nothing on stdout."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return command(*args, **kwargs)
+            except BaseException as error:
+                if kwargs.get("as_json") and not isinstance(error, click.exceptions.Exit):
+                    name = (
+                        f"{operation} --refresh-only" if kwargs.get("refresh_only") else operation
+                    )
+                    # stdout may be gone (a closed pipe): stderr still says it
+                    with contextlib.suppress(OSError, ValueError):
+                        click.echo(
+                            json.dumps(error_document(name, error), indent=2, sort_keys=True)
+                        )
+                raise
+
+        return run
+
+    return decorate
+
+
+def error_document(operation: str, error: BaseException) -> dict[str, Any]:
+    code, text = explain(error)
+    diagnostics = error.diagnostics if isinstance(error, ConfigurationError) else []
+    return {
+        "format_version": ERROR_FORMAT_VERSION,
+        "operation": operation,
+        "error": {
+            "message": text,
+            "exit_code": code,
+            "diagnostics": [diagnostic_json(d) for d in diagnostics],
+        },
     }
