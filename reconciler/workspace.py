@@ -149,6 +149,17 @@ def nothing_carries(snapshot: StateSnapshot) -> bool:
     return snapshot.serial == 0 and not snapshot.resources and not snapshot.intents
 
 
+def local_cloud_empty(configuration: Configuration) -> bool:
+    """True when the provider is the local one and its cloud (where open_provider opens it)
+    holds no group or object, or is not there at all: nothing can be found in it, and opening
+    it would make its files for nothing."""
+    if configuration.cluster.provider != "local":
+        return False
+    from providers.local.admin import holdings
+
+    return holdings(state_path(configuration).parent) == 0
+
+
 def open_provider(configuration: Configuration, backend: StateBackend | None = None) -> Provider:
     """The Cluster's provider (local by default), imported only now. AWS and GCP keep their
     control-plane objects in the state backend: ``backend`` when given (a command that writes
