@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 
 from providers.protocol import Provider
@@ -195,7 +195,9 @@ def _adopt_embedded_objects(state_dir: Path, store: StateBackend) -> None:
     if not embedded.exists() or not store.exists() or store.all_objects():
         return
     try:
-        with sqlite3.connect(f"file:{embedded}?mode=ro", uri=True) as db:
+        # mode=rw with query_only, not mode=ro, which leaves the WAL files it makes behind
+        with closing(sqlite3.connect(f"file:{embedded}?mode=rw", uri=True)) as db:
+            db.execute("PRAGMA query_only=ON")
             rows = db.execute(
                 "SELECT id, address, lineage, resource_type, attributes, tags FROM objects"
             ).fetchall()
