@@ -51,3 +51,11 @@ def test_validate_of_a_broken_link_names_it(tmp_path: Path, kind: str) -> None:
     result = poolform("validate", make(tmp_path))
     refused(result, "a.yaml", why, "[unreadable-file]")
     assert "is not a directory" not in result.stderr
+
+
+def test_jobs_submit_of_a_device_says_it_cannot_be_read(tmp_path: Path) -> None:
+    """A job file is no configuration: the reason a file cannot be read no longer says "so the
+    configuration cannot be read" of it."""
+    directory = applied(tmp_path)
+    result = poolform("jobs", "submit", "/dev/zero", "--chdir", directory)
+    refused(result, "/dev/zero: error: `zero` is a device, not a file, so it cannot be read")
