@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
 
 from providers.protocol import Provider
@@ -149,6 +149,17 @@ def nothing_carries(snapshot: StateSnapshot) -> bool:
     return snapshot.serial == 0 and not snapshot.resources and not snapshot.intents
 
 
+def local_cloud_empty(configuration: Configuration) -> bool:
+    """True when the provider is the local one and its cloud (where open_provider opens it)
+    holds no group or object, or is not there at all: nothing can be found in it, and opening
+    it would make its files for nothing."""
+    if configuration.cluster.provider != "local":
+        return False
+    from providers.local.admin import holdings
+
+    return holdings(state_path(configuration).parent) == 0
+
+
 def open_provider(configuration: Configuration, backend: StateBackend | None = None) -> Provider:
     """The Cluster's provider (local by default), imported only now. AWS and GCP keep their
     control-plane objects in the state backend: ``backend`` when given (a command that writes
@@ -184,7 +195,9 @@ def _adopt_embedded_objects(state_dir: Path, store: StateBackend) -> None:
     if not embedded.exists() or not store.exists() or store.all_objects():
         return
     try:
-        with sqlite3.connect(f"file:{embedded}?mode=ro", uri=True) as db:
+        # mode=rw with query_only, not mode=ro, which leaves the WAL files it makes behind
+        with closing(sqlite3.connect(f"file:{embedded}?mode=rw", uri=True)) as db:
+            db.execute("PRAGMA query_only=ON")
             rows = db.execute(
                 "SELECT id, address, lineage, resource_type, attributes, tags FROM objects"
             ).fetchall()

@@ -38,7 +38,7 @@ def normalise_accelerators(value: Any) -> Any:
             elif isinstance(count, int) and not isinstance(count, bool) and count >= 0:
                 result[_item(str(key))[0]] = count
             else:
-                raise ValueError(f"accelerator count for {key!r} must be a whole number")
+                raise ValueError(f"accelerator count for {key!r} must be a whole number, 0 or more")
         return result
     raise ValueError("accelerators must be NAME, NAME:COUNT, a list of those, or {NAME: COUNT}")
 

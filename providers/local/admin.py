@@ -207,7 +207,10 @@ def holdings(state_dir: Path | str) -> int:
     if not path.is_file():
         return 0
     try:
-        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+        # mode=rw (no file made) with query_only, not mode=ro: a read-only connection makes
+        # the WAL database's -wal and -shm files and cannot remove them as it closes
+        with contextlib.closing(sqlite3.connect(f"{path.as_uri()}?mode=rw", uri=True)) as db:
+            db.execute("PRAGMA query_only=ON")
             return sum(
                 int(db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
                 for table in ("groups", "objects")

@@ -2,12 +2,15 @@
 and the one mapping from errors to messages and exit codes.
 
 Exit codes: 0 success, 1 error (usage errors included: 2 is reserved), 2 changes present or
-drift where a command says so, 130 interrupted (Ctrl-C). An error is one message on stderr;
+drift where a command says so, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). An error is one message on stderr;
 `--debug` adds the traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import json
 import sys
 import traceback
 from collections.abc import Callable
@@ -16,13 +19,21 @@ from typing import Any
 
 import click
 
-from reconciler.errors import Cancelled, Diagnostic, Location, PoolformError
+from reconciler.errors import Cancelled, ConfigurationError, Diagnostic, Location, PoolformError
 from reconciler.printable import one_line, printable
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_CHANGES = 2  # plan --detailed-exitcode: changes present; drift: drift found
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a CI job cancelled, a container stopped), raised by the handler main.py
+    installs: a command ends on it exactly as on Ctrl-C, but exits 128 + SIGTERM, as a shell
+    reports a process SIGTERM ended."""
+
 
 DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
 
@@ -115,14 +126,18 @@ def missing_extra(error: ModuleNotFoundError) -> str | None:
     return f"{error.name} is not installed: run `pip install 'poolform[{extra}]'`"
 
 
-def _interrupted(error: BaseException) -> bool:
-    """Ctrl-C, also when click turned it into Abort on the way up."""
+def _interruption(error: BaseException) -> KeyboardInterrupt | None:
+    """Ctrl-C (or SIGTERM), also when click turned it into Abort on the way up."""
     seen: BaseException | None = error
     while seen is not None:
         if isinstance(seen, KeyboardInterrupt):
-            return True
+            return seen
         seen = seen.__cause__ or seen.__context__
-    return False
+    return None
+
+
+def _interrupted(error: BaseException) -> bool:
+    return _interruption(error) is not None
 
 
 def exit_code_for(error: BaseException, *, debug: bool) -> int:
@@ -146,9 +161,12 @@ def exit_code_for(error: BaseException, *, debug: bool) -> int:
 def explain(error: BaseException) -> tuple[int, str]:
     """The exit code `error` means and the text that reports it (one line, or a few: a hint,
     every diagnostic of a configuration), as stderr and `apply --json`'s error event show it."""
-    if _interrupted(error):
+    interruption = _interruption(error)
+    if interruption is not None:
         # The state lock is released and every change already started has finished and been
         # recorded by the time the exception reaches here.
+        if isinstance(interruption, Terminated):
+            return EXIT_TERMINATED, "error: interrupted (terminated by SIGTERM)"
         return EXIT_INTERRUPTED, "error: interrupted"
     if isinstance(error, Cancelled):  # the user said no: not an error of theirs or ours
         return EXIT_ERROR, f"{error.message}."
@@ -183,4 +201,51 @@ def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
         "rule": diagnostic.rule,
         "message": diagnostic.message,
         "suggestion": diagnostic.suggestion,
+    }
+
+
+ERROR_FORMAT_VERSION = "1.0"
+
+
+def json_error_document(operation: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """With `--json`, a command whose document is one JSON object on stdout (`plan`, `show`,
+    `drift`) that stops on an error prints instead one error document there
+    (reconciler/cli/error.schema.json): the text stderr shows, the exit code and a
+    configuration's diagnostics, so a CI consumer always has one document to parse. The error
+    still goes up to the one boundary, which prints it on stderr and chooses the exit code.
+    A usage error (an unknown option) is refused before the command runs: nothing on stdout."""
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(command)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return command(*args, **kwargs)
+            except BaseException as error:
+                if kwargs.get("as_json") and not isinstance(error, click.exceptions.Exit):
+                    name = (
+                        f"{operation} --refresh-only" if kwargs.get("refresh_only") else operation
+                    )
+                    # stdout may be gone (a closed pipe): stderr still says it
+                    with contextlib.suppress(OSError, ValueError):
+                        click.echo(
+                            json.dumps(error_document(name, error), indent=2, sort_keys=True)
+                        )
+                raise
+
+        return run
+
+    return decorate
+
+
+def error_document(operation: str, error: BaseException) -> dict[str, Any]:
+    code, text = explain(error)
+    diagnostics = error.diagnostics if isinstance(error, ConfigurationError) else []
+    return {
+        "format_version": ERROR_FORMAT_VERSION,
+        "operation": operation,
+        "error": {
+            "message": text,
+            "exit_code": code,
+            "diagnostics": [diagnostic_json(d) for d in diagnostics],
+        },
     }

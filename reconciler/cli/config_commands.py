@@ -105,7 +105,8 @@ def validate(target: Path, output: str, as_json: bool) -> int:
     output = "json" if as_json else output
     shown = printable(str(target))
     try:
-        if target.is_dir() or not target.exists():
+        # a link that loops or dangles is read as a file, which names what is wrong with it
+        if target.is_dir() or not (target.exists() or target.is_symlink()):
             configuration = load_configuration(target, refuse_empty=True)
         else:
             configuration = load_file(target)

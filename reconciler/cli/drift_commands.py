@@ -10,7 +10,14 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.common import DIR, EXIT_CHANGES, EXIT_OK, lock_timeout_option, parse_timeout
+from reconciler.cli.common import (
+    DIR,
+    EXIT_CHANGES,
+    EXIT_OK,
+    json_error_document,
+    lock_timeout_option,
+    parse_timeout,
+)
 from reconciler.cli.output import emit_drift
 from reconciler.errors import PoolformError
 
@@ -20,6 +27,7 @@ from reconciler.errors import PoolformError
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON (format_version 1.0).")
 @click.option("--markdown", "as_markdown", is_flag=True, help="The report as Markdown.")
 @lock_timeout_option
+@json_error_document("drift")
 def drift(directory: Path, as_json: bool, as_markdown: bool, lock_timeout: str) -> int:
     """Find what changed behind poolform's back. Exit 0 none, 2 drift, 1 error."""
     from reconciler.usecases.drifting import detect_drift

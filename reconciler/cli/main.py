@@ -14,7 +14,13 @@ import click
 
 from reconciler.cli.about_commands import completion, version
 from reconciler.cli.apply_commands import apply, destroy
-from reconciler.cli.common import EXIT_INTERRUPTED, EXIT_OK, exit_code_for
+from reconciler.cli.common import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    Terminated,
+    exit_code_for,
+)
 from reconciler.cli.config_commands import effective, fmt, schema, validate
 from reconciler.cli.drift_commands import drift
 from reconciler.cli.global_options import everywhere
@@ -84,16 +90,17 @@ def _terminated(signum: int, _frame: object) -> None:
     """SIGTERM (a CI job cancelled, a container stopped) ends a command as Ctrl-C does: an
     apply's changes in flight finish, are recorded and reported, and the state lock is
     released. Python's default ended the process at once, leaving changes made but not
-    recorded, a `start` event with no end, and the lock to be taken over."""
-    raise KeyboardInterrupt
+    recorded, a `start` event with no end, and the lock to be taken over. It exits 143
+    (128 + SIGTERM, as a shell reports it), not Ctrl-C's 130."""
+    raise Terminated
 
 
 def entrypoint() -> None:
     signal.signal(signal.SIGTERM, _terminated)  # `scheduler run` installs its own meanwhile
     try:
         code = main()
-    except KeyboardInterrupt:  # a second Ctrl-C while the first one was being reported
-        code = EXIT_INTERRUPTED
+    except KeyboardInterrupt as again:  # a second signal while the first was being reported
+        code = EXIT_TERMINATED if isinstance(again, Terminated) else EXIT_INTERRUPTED
     finally:
         # The run is over and reported: a Ctrl-C now (while the interpreter joins threads and
         # closes files) would make it die by SIGINT, with no message.

@@ -7,7 +7,14 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.common import DIR, EXIT_CHANGES, EXIT_OK, lock_timeout_option, parse_timeout
+from reconciler.cli.common import (
+    DIR,
+    EXIT_CHANGES,
+    EXIT_OK,
+    json_error_document,
+    lock_timeout_option,
+    parse_timeout,
+)
 from reconciler.cli.output import commit_from_ci, describe_saved, emit_drift, emit_plan
 from reconciler.errors import PoolformError
 from reconciler.printable import one_line
@@ -53,6 +60,7 @@ from reconciler.printable import one_line
     help="The commit the configuration is at, stated in the Markdown and kept in the -out "
     "file (default: $GITHUB_SHA or $CI_COMMIT_SHA).",
 )
+@json_error_document("plan")
 def plan(
     directory: Path,
     out: Path | None,
@@ -82,7 +90,9 @@ def plan(
                 "--refresh-only plans no capacity changes: it takes no -out, --destroy, "
                 "--target, --replace or --no-refresh (run `poolform apply --refresh-only`)"
             )
-        report = detect_drift(directory, lock_timeout=parse_timeout(lock_timeout))
+        report = detect_drift(
+            directory, lock_timeout=parse_timeout(lock_timeout), refresh_only=True
+        )
         emit_drift(report, as_json, as_markdown, label=label or str(directory))
         if report.drifted and not as_json:
             click.echo("\n`poolform apply --refresh-only` would record these values in state.")
@@ -93,15 +103,18 @@ def plan(
     )
     commit = commit or commit_from_ci(os.environ)
     provenance = Provenance(label or str(directory), commit)
-    emit_plan(planned.plan, as_json, as_markdown, plan_file=out, provenance=provenance)
-    if out is not None:
+    if out is not None and as_json:
+        # saved first: a file that cannot be written ends the command with one error document
+        # on stdout, not a plan document followed by an error one
         save_plan(planned, out, label=label, commit=commit)
-        if not as_json:
-            what = f"the plan for {one_line(label)}" if label else "the plan"
-            click.echo(
-                f"\nSaved {what} to {out}. Apply exactly these steps with: poolform apply {out}",
-                err=as_markdown,
-            )
+    emit_plan(planned.plan, as_json, as_markdown, plan_file=out, provenance=provenance)
+    if out is not None and not as_json:
+        save_plan(planned, out, label=label, commit=commit)
+        what = f"the plan for {one_line(label)}" if label else "the plan"
+        click.echo(
+            f"\nSaved {what} to {out}. Apply exactly these steps with: poolform apply {out}",
+            err=as_markdown,
+        )
     return EXIT_CHANGES if detailed_exitcode and planned.plan.has_changes else EXIT_OK
 
 
@@ -111,6 +124,7 @@ def plan(
 @click.option(
     "--markdown", "as_markdown", is_flag=True, help="The plan as Markdown for a pull request."
 )
+@json_error_document("show")
 def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
     """Render a saved plan, with what it was made for (its --label) and from."""
     from reconciler.render.markdown import Provenance

@@ -356,9 +356,7 @@ def scheduler_run(
         while not stop["asked"] and time.monotonic() < deadline:
             time.sleep(min(0.05, max(0.0, deadline - time.monotonic())))
 
-    ctx = job_context(directory)
-    previous = [signal.signal(s, ask_stop) for s in (signal.SIGINT, signal.SIGTERM)]
-    try:
+    def started() -> None:  # said once this run holds the lock: never before a refusal
         if not once:
             from reconciler.scheduler.jobs import here
 
@@ -368,6 +366,10 @@ def scheduler_run(
                 "(Ctrl-C stops it; running jobs keep running)"
                 + (f"; jobs run on {place.describe()}" if place is not None else "")
             ])  # fmt: skip
+
+    ctx = job_context(directory)
+    previous = [signal.signal(s, ask_stop) for s in (signal.SIGINT, signal.SIGTERM)]
+    try:
         run_led(
             ctx,
             once=once,
@@ -377,6 +379,7 @@ def scheduler_run(
             should_stop=lambda: stop["asked"],
             sleep=nap,
             announce=lambda line: click.echo(line, err=True),
+            on_start=started,
         )
     finally:
         for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):

@@ -20,12 +20,21 @@ def configuration_dir(directory: Path | None, near: Path | None = None) -> Path:
     (then the current one) upwards; the current directory when there is none."""
     if directory is not None:
         return directory
-    starts = ([near.resolve().parent] if near is not None else []) + [Path.cwd()]
+    starts = ([_real(near).parent] if near is not None else []) + [Path.cwd()]
     for start in starts:
         for candidate in (start, *start.parents):
             if (candidate / ".poolform").is_dir():
                 return candidate
     return Path(".")
+
+
+def _real(path: Path) -> Path:
+    """`path` with its links followed; as given (made absolute) when they cannot be, such as
+    a link that loops: reading the job file then says what is wrong with it."""
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):  # RuntimeError: a loop, on Python 3.11 and 3.12
+        return path.absolute()
 
 
 def job_context(

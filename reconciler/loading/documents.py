@@ -99,20 +99,6 @@ def split_documents(raw: bytes) -> list[Part] | None:
     return parts
 
 
-def document_part(raw: bytes, index: int) -> Part | None:
-    """The bytes of document `index` alone, when the stream can be cut into exactly
-    `expected_documents` parts (see split_documents)."""
-    if not _safe_to_cut(raw):
-        return None
-    markers = _marker_offsets(raw)
-    starts = ([0] if not markers or _CONTENT.search(raw, 0, markers[0]) else []) + markers
-    if index >= len(starts):
-        return None
-    start = starts[index]
-    end = starts[index + 1] if index + 1 < len(starts) else len(raw)
-    return Part(start, end, raw.count(b"\n", 0, start) + 1)
-
-
 def expected_documents(raw: bytes) -> int:
     """How many documents a stream holds, counted from its `---` markers."""
     markers = _marker_offsets(raw)
@@ -189,6 +175,10 @@ class PositionIndex:
         self._sources = {s.display: s for s in sources}
         self._documents: dict[str, dict[int, ParsedDocument]] = {}
         self._whole: set[str] = set()
+        # Each file cut into its documents once: cutting it again for every document asked
+        # about made locating N problems in an N-document file take N^2 (a 20,000-document job
+        # file with a name repeated took minutes).
+        self._parts: dict[str, list[Part] | None] = {}
 
     def remember(self, display: str, positioned: dict[int, ParsedDocument]) -> None:
         self._documents.setdefault(display, {}).update(positioned)
@@ -199,7 +189,10 @@ class PositionIndex:
             return known.get(index)
         source = self._sources[display]
         raw = body(source)
-        part = document_part(raw, index)
+        if display not in self._parts:
+            self._parts[display] = split_documents(raw)
+        parts = self._parts[display]
+        part = parts[index] if parts is not None and index < len(parts) else None
         try:
             if part is not None:
                 found = _positioned(source, raw, part)

@@ -92,7 +92,7 @@ def _unreadable(path: Path, why: str, hint: str | None = None) -> Diagnostic:
     return Diagnostic(
         "error",
         "unreadable-file",
-        f"`{printable(path.name)}` {why}, so the configuration cannot be read",
+        f"`{printable(path.name)}` {why}, so it cannot be read",
         Location(printable(str(path))),
         hint,
     )

@@ -30,7 +30,7 @@ class Overrides:
 def load_job(path: Path) -> Job:
     if path.is_dir():
         raise PoolformError(f"{path} is a directory; give the job's YAML file")
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a link that loops or dangles: named below
         raise PoolformError(f"{path}: no such file")
     configuration = load_file(path)
     documents = configuration.documents

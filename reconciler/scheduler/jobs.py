@@ -294,10 +294,11 @@ def _read_from(path: Path | None, offset: int) -> tuple[bytes, int]:
         if error.errno == errno.ELOOP:
             raise _not_a_log(path) from None
         raise PoolformError(f"cannot read the log {path}: {error.strerror}") from None
+    found = os.fstat(fd)
+    if not stat.S_ISREG(found.st_mode):  # checked before fdopen, which refuses a directory
+        os.close(fd)
+        raise _not_a_log(path)
     with os.fdopen(fd, "rb") as handle:
-        found = os.fstat(fd)
-        if not stat.S_ISREG(found.st_mode):
-            raise _not_a_log(path)
         start = 0 if found.st_size < offset else offset
         handle.seek(start)
         return handle.read(1 << 20), start
@@ -305,6 +306,7 @@ def _read_from(path: Path | None, offset: int) -> tuple[bytes, int]:
 
 def _not_a_log(path: Path) -> PoolformError:
     return PoolformError(
-        f"{path} is not the job's own log file (a symlink or a special file); not reading it",
+        f"{path} is not the job's own log file (a symlink, a directory or a special file); "
+        "not reading it",
         hint="the scheduler writes each job's output to a regular file in the job's directory",
     )

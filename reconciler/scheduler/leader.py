@@ -142,9 +142,10 @@ def run_led(
     should_stop: Callable[[], bool],
     sleep: Callable[[float], None],
     announce: Callable[[str], None],
+    on_start: Callable[[], None] = lambda: None,
 ) -> None:
     """`run_scheduler`, as the leader when the store elects one (standing by until then;
-    with `once`, another leader is an error)."""
+    with `once`, another leader is an error); `on_start` once it leads and holds the lock."""
     store = ctx.store
     if isinstance(store, Leadable):
         watch = own_watch(ctx, settings, announce)
@@ -166,4 +167,5 @@ def run_led(
         on_cycle=on_cycle,
         should_stop=should_stop,
         sleep=sleep,
+        on_start=on_start,
     )

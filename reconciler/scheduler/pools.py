@@ -118,10 +118,13 @@ def run_scheduler(
     on_cycle: Callable[[CycleReport], None],
     should_stop: Callable[[], bool],
     sleep: Callable[[float], None],
+    on_start: Callable[[], None] = lambda: None,
 ) -> None:
     """Cycles until `should_stop` (or one, with `once`). Running jobs are left running when
-    it returns: a later run finds and reconciles them."""
+    it returns: a later run finds and reconciles them. `on_start` is called once this run
+    holds the configuration's scheduler lock, before its first cycle."""
     with ctx.exclusive():
+        on_start()
         loop = SchedulerLoop(
             ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings, ctx.mark_workers
         )

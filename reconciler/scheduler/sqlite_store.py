@@ -92,14 +92,20 @@ class SqliteStore:
         self._file = _identity(self.path)
 
     def _open_read_only(self) -> None:
+        # `mode=rw` (never `rwc`: no file is made) with `query_only`, not `mode=ro`: no
+        # statement can write, and the connection may still do what SQLite does when the last
+        # connection to a WAL database closes: remove its `-wal` and `-shm` files. A `mode=ro`
+        # connection makes them and cannot remove them, so a plan left two empty files beside
+        # a queue that had none. SQLite opens a file it may not write read-only all the same.
         try:
             self._conn = sqlite3.connect(
-                f"{self.path.absolute().as_uri()}?mode=ro",
+                f"{self.path.absolute().as_uri()}?mode=rw",
                 uri=True,
                 timeout=BUSY_TIMEOUT_S,
                 isolation_level=None,
                 check_same_thread=False,
             )
+            self._conn.execute("PRAGMA query_only=ON")
             self._conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
             self._refuse_foreign()
             have = {row[1] for row in self._conn.execute("PRAGMA table_info(jobs)")}

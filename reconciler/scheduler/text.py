@@ -24,10 +24,9 @@ def table(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def id_range(jobs: Sequence[JobRecord]) -> str:
-    ids = [j.id for j in jobs]
-    if len(ids) > 2 and ids == list(range(ids[0], ids[-1] + 1)):
-        return f"{ids[0]}-{ids[-1]}"
-    return ", ".join(map(str, ids))
+    """The jobs' ids, runs of consecutive ones as ranges ("7, 9-10006"): a cancel of a batch
+    with a gap printed ten thousand ids on one line."""
+    return ", ".join(_runs([(j.id, "") for j in jobs]))
 
 
 def jobs_table(jobs: Sequence[JobRecord]) -> list[str]:

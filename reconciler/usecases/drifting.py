@@ -47,13 +47,20 @@ def detect_drift(
     lock_timeout: float = 0.0,
     retry: RetryPolicy | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    refresh_only: bool = False,
 ) -> DriftReport:
     """Read state (briefly under the lock, so no apply is seen half-way), list what the provider
     has in one batched refresh, and compare. Changes nothing. A state that records nothing is
-    an error, not "no drift": a scheduled check pointed at the wrong state must not pass."""
+    an error, not "no drift": a scheduled check pointed at the wrong state must not pass.
+
+    `refresh_only` (`plan --refresh-only`) shows what `apply --refresh-only` would accept, so
+    it judges an empty state as that does, as Terraform's `-refresh-only` does: nothing to
+    accept, and for a state no create ever started from, no provider opened."""
     configuration = load_directory(directory, "drift")
     snapshot = read_state(configuration, "drift", lock_timeout)
-    if len(snapshot) == 0:
+    if refresh_only and nothing_carries(snapshot):
+        return DriftReport(snapshot.lineage, snapshot.serial, checked=0)
+    if len(snapshot) == 0 and not refresh_only:
         raise NothingRecorded(
             "nothing is recorded for this configuration: apply it first, or point at its state",
             hint=f"{directory} has no applied resources in its state; drift compares what "

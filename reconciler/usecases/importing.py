@@ -9,11 +9,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from providers.protocol import TAG_ADDRESS, TAG_LINEAGE, TAG_TOKEN, ErrorKind, ProviderError
+from providers.protocol import (
+    TAG_ADDRESS,
+    TAG_LINEAGE,
+    TAG_TOKEN,
+    ErrorKind,
+    Provider,
+    ProviderError,
+)
 from reconciler.errors import PoolformError
 from reconciler.plan.expand import expand
 from reconciler.usecases.common import environment_values, load_directory
-from reconciler.workspace import hold_lock, open_provider, open_state, secret_salt
+from reconciler.workspace import (
+    hold_lock,
+    local_cloud_empty,
+    open_provider,
+    open_state,
+    secret_salt,
+    state_path,
+)
 from state import ResourceRecord
 
 
@@ -54,7 +68,7 @@ def import_resource(
     this state's so refresh finds it from now on."""
     configuration = load_directory(directory, "import")
     backend = open_state(configuration)
-    provider = open_provider(configuration, backend)
+    provider: Provider | None = None
     try:
         with hold_lock(backend, "import", lock_timeout, configuration):
             snapshot = backend.read()
@@ -78,6 +92,13 @@ def import_resource(
                     f"{provider_id} is already managed as {owner}",
                     hint=f"`poolform state rm {owner}` first to move it to {address}",
                 )
+            if local_cloud_empty(configuration):  # opened, it would be made, empty
+                raise PoolformError(
+                    f"{address}: {provider_id}: not found",
+                    hint=f"the local cloud in {state_path(configuration).parent} holds "
+                    "nothing: nothing was applied there",
+                )
+            provider = open_provider(configuration, backend)
             tags = {
                 TAG_LINEAGE: snapshot.lineage,
                 TAG_ADDRESS: address,
@@ -98,7 +119,8 @@ def import_resource(
                 expected_lineage=snapshot.lineage,
             )
     finally:
-        provider.close()
+        if provider is not None:
+            provider.close()
         backend.close()
     return ImportedResource(address, dict(observed.provider_ids))
 

@@ -3,7 +3,7 @@ stopped container sends. Python's default ended the process at once: the changes
 were made but never recorded nor reported (a `start` with no end, no `error` event), and the
 state lock was left for the next command to take over. SIGTERM now ends apply as Ctrl-C does:
 every change started is finished, recorded and reported, the stream ends with an `error`
-event, exit 130, and the lock is released."""
+event, exit 143 (128 + SIGTERM; Ctrl-C exits 130), and the lock is released."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def test_sigterm_ends_apply_as_ctrl_c_does(tmp_path: Path) -> None:
     time.sleep(0.2)
     process.send_signal(signal.SIGTERM)
     rest = process.stdout.read()
-    assert process.wait(timeout=120) == 130, process.stderr.read()
+    assert process.wait(timeout=120) == 143, process.stderr.read()
     err = process.stderr.read()
 
     events = stream(first + rest)
@@ -34,7 +34,7 @@ def test_sigterm_ends_apply_as_ctrl_c_does(tmp_path: Path) -> None:
     done = {e["address"] for e in events if e["type"] == "done"}
     assert started and started == {e["address"] for e in events if e["type"] in ("done", "failed")}
     assert set(recorded_addresses(directory)) == done
-    assert events[-1]["type"] == "error" and events[-1]["exit_code"] == 130
+    assert events[-1]["type"] == "error" and events[-1]["exit_code"] == 143
     assert "error: interrupted" in err and "Traceback" not in err
     after = poolform("plan", directory)
     assert after.returncode == 0, after.stderr
