@@ -29,10 +29,18 @@ from operator import attrgetter, itemgetter
 from reconciler.scheduler.admission import Admission, Lane, Waiting
 from reconciler.scheduler.candidates import Candidates, victim_order
 from reconciler.scheduler.ledger import Ledger
-from reconciler.scheduler.model import Decisions, Holding, JobRequest, Queued, Reject, Snapshot
+from reconciler.scheduler.model import (
+    Decisions,
+    Holding,
+    JobRequest,
+    Queued,
+    Reject,
+    Route,
+    Snapshot,
+)
 from reconciler.scheduler.reasons import BYPASSED, Reason
 from reconciler.scheduler.routing import resolve
-from reconciler.scheduler.usage import TreeUse
+from reconciler.scheduler.usage import PolicyUse, PoolUse, TreeUse
 from reconciler.scheduler.waiting import explain_failure
 
 __all__ = ["explain_failure", "schedule"]
@@ -145,13 +153,15 @@ def _carry_bypass_counts(
 
 def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject], list[Waiting]]:
     """Every queued job's lanes (or its rejection), with its place in the order. A batch's
-    ranks share one request object: looked up by identity first, then by value."""
+    ranks share one request object: the next rank reuses what the one before it found, any
+    other job looks its request up by value (its hash is kept, and the lookup finds the very
+    object first when the configuration saw it before)."""
     config = snapshot.config
     resolved = config.resolved  # per configuration: the same request always routes the same
     forms = config.forms
     when = f" since the apply of state serial {config.serial}"
-    by_identity: dict[int, tuple[tuple[Lane, ...], int, int] | Reason] = {}
     compiled: dict[int, tuple[tuple[Lane, ...], int, int]] = {}
+    entries = _Entries(ledger)
     noted: set[int] = set()
     rejects: list[Reject] = []
     waiting: list[Waiting] = []
@@ -178,8 +188,6 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
             continue
         if request is not last_request:  # a batch's ranks follow one another
             last_request = request
-            found = by_identity.get(id(request))
-        if found is None:
             entry = resolved.get(request)
             if entry is None:
                 routes = resolve(request, config, when=when)
@@ -195,34 +203,53 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
                 routes, shape = entry
                 found = compiled.get(id(routes))
                 if found is None:
-                    lanes = tuple(Lane.of(route, ledger) for route in routes)
+                    lanes = entries.lanes(routes)
                     found = compiled[id(routes)] = (lanes, shape, -routes[0].priority)
                     if shape not in noted:  # the same form notes the same
                         noted.add(shape)
                         _note_trees(lanes)
-            by_identity[id(request)] = found
         if isinstance(found, Reason):
             rejects.append(Reject(job.id, found))
             continue
+        assert found is not None
         lanes, shape, rank = found
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
         # Room is held for it: passed too often (first: that room was held before any claim
         # made since could be, so a claimant never takes it back the next cycle), or a
         # claimant; then everything else.
-        starving = job.bypassed >= max_bypass
-        held = claimant or starving
+        bypassed = job.bypassed
+        starving = bypassed >= max_bypass
         run = []
-        place = 0 if starving else 1 if claimant else 2
-        append(((place, rank, job.submitted_at, job.id), job, lanes, shape, claimant, run))
-        run_request = None if held else request
-        run_batch, run_at, run_bypassed, run_last = (
-            job.batch,
-            job.submitted_at,
-            job.bypassed,
-            job.id,
-        )
+        at, job_id, batch = job.submitted_at, job.id, job.batch
+        if starving or claimant:
+            place = 0 if starving else 1
+            run_request = None
+        else:
+            place = 2
+            run_request = request
+        append(((place, rank, at, job_id), job, lanes, shape, claimant, run))
+        run_batch, run_at, run_bypassed, run_last = batch, at, bypassed, job_id
     return rejects, waiting
+
+
+class _Entries:
+    """The ledger entries of each (pool, policy) a route names, looked up once per cycle."""
+
+    def __init__(self, ledger: Ledger):
+        self.pools, self.policies = ledger.pools, ledger.policies
+        self.found: dict[tuple[str, str], tuple[PoolUse, PolicyUse, TreeUse]] = {}
+
+    def lanes(self, routes: tuple[Route, ...]) -> tuple[Lane, ...]:
+        lanes: list[Lane] = []
+        for route in routes:
+            where = (route.pool, route.policy)
+            entry = self.found.get(where)
+            if entry is None:
+                pool = self.pools[route.pool]
+                entry = self.found[where] = (pool, self.policies[route.policy], pool.tree)
+            lanes.append(Lane(route, *entry))
+        return tuple(lanes)
 
 
 def _in_order(waiting: list[Waiting]) -> list[Waiting]:
@@ -258,14 +285,19 @@ def _note_trees(lanes: tuple[Lane, ...]) -> None:
         tree = lane.tree
         if len(lanes) > 1:
             tree.mixed = True
-        demand = dict(lane.route.demand)
-        if tree.floor is None:
-            tree.floor = demand
-            continue
+        demand = lane.route.demand
         floor = tree.floor
-        for key in list(floor):
-            need = demand.get(key)
-            if need is None:
+        if floor is None:
+            tree.floor = dict(demand)
+            continue
+        shared = 0  # keys of the floor this demand asks for too (a demand's keys are unique)
+        for key, need in demand:
+            least = floor.get(key)
+            if least is not None:
+                shared += 1
+                if need < least:
+                    floor[key] = need
+        if shared < len(floor):  # the floor keeps only keys every job asks for
+            asked = {key for key, _ in demand}
+            for key in [key for key in floor if key not in asked]:
                 del floor[key]
-            elif need < floor[key]:
-                floor[key] = need
