@@ -313,7 +313,7 @@ class Admission(HeldRoom):
             if kept is None or kept[0] != stamp:
                 kept = self.hopeless[id(tree)] = (stamp, {})
             tried = kept[1].setdefault((route.pool, route.policy, np, batch), [])
-            if _dominated(tried, route.priority, route.demand):
+            if tried and _dominated(tried, route.priority, route.demand):
                 continue
             found = victims_among(self.ledger, route, np, job.batch, candidates)
             if found is None:

@@ -207,9 +207,12 @@ class HeldRoom:
         same priority submitted after it."""
         lower = self.ledger.lower_claims(lane.route)
         priority, mine = lane.route.priority, (job.submitted_at, job.id)
+        index = None
         for holder, (route, claim, amounts) in lane.tree.holds.items():
             if claim and route.priority == priority and any(amounts.values()):
-                found = self._queued_by_id().get(holder)
+                if index is None:
+                    index = self._queued_by_id()
+                found = index.get(holder)
                 if found is not None and (found[0].submitted_at, holder) > mine:
                     lower.append(holder)
         return lower

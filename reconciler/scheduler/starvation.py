@@ -69,8 +69,12 @@ class Bypasses:
             starts[key] = counters.get(key, 0)
         # Nothing has passed it yet in this cycle: its count is `base`.
         remaining = 1 if len(starts) > 1 else max(self.limit - base, 1)
+        waiting, pushes = self._waiting, self._pushes  # (`_push`, inlined: once a waiting job)
         for key, counter in starts.items():
-            self._push(key, counter + remaining, watched)
+            heap = waiting.get(key)
+            if heap is None:
+                heap = waiting[key] = []
+            heapq.heappush(heap, (counter + remaining, next(pushes), watched))
 
     def _unpassed(self, watched: _Watched) -> bool:
         """Whether nothing was admitted onto its trees since it was watched."""
