@@ -101,12 +101,13 @@ class Admission(HeldRoom):
                 last = None if outcome is None else job.request
                 last_of = (job.batch, job.bypassed)
                 alike = ()
-                for position, member in enumerate(run):  # each alike the job before it
-                    if last is not None:
-                        alike = run[position:]
-                        break
-                    outcome = self._step(member, lanes, shape, claimant)
-                    last = None if outcome is None else member.request
+                if run:
+                    for position, member in enumerate(run):  # each alike the job before it
+                        if last is not None:
+                            alike = run[position:]
+                            break
+                        outcome = self._step(member, lanes, shape, claimant)
+                        last = None if outcome is None else member.request
             if alike:
                 why, watched = self._last
                 for member in alike:
@@ -224,7 +225,10 @@ class Admission(HeldRoom):
         if claimant:
             _hold(ledger, job.id, lane.route, failure)
             return None
-        short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
+        if len(failures) == 1:  # (one route, mostly: no comprehension for it)
+            short = [(lane.route, lane.tree)] if failure.level == "pool" else []
+        else:
+            short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
         if short:
             self.bypasses.watch(job.id, job.bypassed, short)
             if self.heads:  # passed too often already: room is held for it now

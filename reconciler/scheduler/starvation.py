@@ -63,18 +63,23 @@ class Bypasses:
         if base >= self.limit:
             self._hold_for(watched)
             return
-        counters, starts = self._counter, watched.starts
-        for _, tree in routes:
-            key = id(tree)
-            starts[key] = counters.get(key, 0)
-        # Nothing has passed it yet in this cycle: its count is `base`.
-        remaining = 1 if len(starts) > 1 else max(self.limit - base, 1)
-        waiting, pushes = self._waiting, self._pushes  # (`_push`, inlined: once a waiting job)
-        for key, counter in starts.items():
+        counters, starts, waiting = self._counter, watched.starts, self._waiting
+        if len(routes) == 1:  # one tree (most jobs): `_push` inlined
+            key = id(routes[0][1])
+            counter = starts[key] = counters.get(key, 0)
             heap = waiting.get(key)
             if heap is None:
                 heap = waiting[key] = []
-            heapq.heappush(heap, (counter + remaining, next(pushes), watched))
+            # Nothing has passed it yet in this cycle: its count is `base`.
+            threshold = counter + max(self.limit - base, 1)
+            heapq.heappush(heap, (threshold, next(self._pushes), watched))
+            return
+        for _, tree in routes:
+            key = id(tree)
+            starts[key] = counters.get(key, 0)
+        remaining = 1 if len(starts) > 1 else max(self.limit - base, 1)
+        for key, counter in starts.items():
+            self._push(key, counter + remaining, watched)
 
     def _unpassed(self, watched: _Watched) -> bool:
         """Whether nothing was admitted onto its trees since it was watched."""
