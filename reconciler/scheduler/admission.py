@@ -53,6 +53,7 @@ class Admission(HeldRoom):
         self.preempts: list[Preempt] = []
         self.reasons: dict[int, Reason] = {}
         self.claims: dict[int, float] = {}
+        self.claimed_at: dict[int, float] = {}  # claimants room is held for: submission time
         # Not a bound method of this object: a cycle's objects are freed by reference counting
         # as soon as it returns (a reference cycle would leave them all to the cyclic
         # collector, which then walks them: tens of milliseconds on a deep queue).
@@ -189,11 +190,10 @@ class Admission(HeldRoom):
     ) -> tuple[Reason, list[tuple[Route, TreeUse]]] | None:
         """A job that fits nowhere: its victims, or its reason. Returns the outcome a look-alike
         may reuse (None when it may not)."""
-        ledger = self.ledger
         victims = self.outstanding.get(job.id)
         if victims and claimant:
             lane, failure = failures[0]
-            _hold(ledger, job.id, lane.route, failure)
+            self._hold(job, lane.route, failure)
             self.reasons[job.id] = reason(
                 ReasonCode.WAITING_FOR_VICTIMS, victims=sorted(victims), pool=lane.route.pool
             )
@@ -213,7 +213,7 @@ class Admission(HeldRoom):
             for lane, failure in failures:  # noqa: B007 (the pair where the victims are)
                 if lane.route.pool == preempted.pool:
                     break
-            _hold(ledger, job.id, lane.route, failure)
+            self._hold(job, lane.route, failure)
             self.reasons[job.id] = reason(
                 ReasonCode.WAITING_FOR_VICTIMS,
                 victims=list(preempted.victims),
@@ -223,7 +223,7 @@ class Admission(HeldRoom):
         lane, failure = failures[0]
         why = self.reasons[job.id] = self._explain(lane, failure)
         if claimant:
-            _hold(ledger, job.id, lane.route, failure)
+            self._hold(job, lane.route, failure)
             return None
         if len(failures) == 1:  # (one route, mostly: no comprehension for it)
             short = [(lane.route, lane.tree)] if failure.level == "pool" else []
@@ -236,6 +236,14 @@ class Admission(HeldRoom):
         if len(failures) == 1:
             self._check_closed(lane, job, failure)
         return why, short
+
+    def _hold(self, job: Queued, route: Route, failure: Failure) -> None:
+        """Hold free capacity for a claimant only when capacity is what it lacks: a claimant
+        stopped by its own policy's limit or reservation could not use it, and others could.
+        Every claim is held here: its submission time is kept for `_behind`."""
+        if failure.level == "pool":
+            self.claimed_at[job.id] = job.submitted_at
+            self.ledger.hold(job.id, route)
 
     def _explain(self, lane: Lane, failure: Failure) -> Reason:
         """The reason for `failure` on `lane`, computed once per tree version and what it
@@ -353,13 +361,6 @@ _BY_PRIORITY = frozenset(
         ReasonCode.STEP_RUN_EXHAUSTED,
     }
 )
-
-
-def _hold(ledger: Ledger, job: int, route: Route, failure: Failure) -> None:
-    """Hold free capacity for a claimant only when capacity is what it lacks: a claimant
-    stopped by its own policy's limit or reservation could not use it, and others could."""
-    if failure.level == "pool":
-        ledger.hold(job, route)
 
 
 def _dominated(

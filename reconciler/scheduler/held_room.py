@@ -36,6 +36,7 @@ class HeldRoom:
     now: float
     candidates: dict[int, Candidates]
     reasons: dict[int, Reason]
+    claimed_at: dict[int, float]  # per claimant room is held for, its submission time
     readmitted: set[int]
     heads: Heads
     bypasses: Bypasses
@@ -207,14 +208,15 @@ class HeldRoom:
         same priority submitted after it."""
         lower = self.ledger.lower_claims(lane.route)
         priority, mine = lane.route.priority, (job.submitted_at, job.id)
-        index = None
+        claimed_at = self.claimed_at  # (every claim is a waiting job's: no index needed)
         for holder, (route, claim, amounts) in lane.tree.holds.items():
-            if claim and route.priority == priority and any(amounts.values()):
-                if index is None:
-                    index = self._queued_by_id()
-                found = index.get(holder)
-                if found is not None and (found[0].submitted_at, holder) > mine:
-                    lower.append(holder)
+            if (
+                claim
+                and route.priority == priority
+                and any(amounts.values())
+                and (claimed_at[holder], holder) > mine
+            ):
+                lower.append(holder)
         return lower
 
     def _next_order(self, job: Queued, priority: int, claim: bool) -> tuple[int, int, float, int]:
