@@ -370,6 +370,8 @@ def _dominated(
 ) -> bool:
     for p, d in tried:
         if p >= priority and len(d) == len(demand):
+            if d == demand:
+                return True
             for (key, need), (mine, want) in zip(d, demand, strict=True):
                 if key != mine or need > want:
                     break

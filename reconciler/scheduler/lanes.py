@@ -3,6 +3,7 @@ entries they touch) and its place in the order."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from reconciler.scheduler.ledger import Ledger
@@ -29,6 +30,6 @@ class Lane(NamedTuple):
 # the same request, batch, submission time and bypass count, none of them held for (a
 # batch's ranks, usually), which `Admission.run` may decide together. The order's first
 # field: 0 passed too often, 1 a claimant, 2 the rest.
-Waiting = tuple[tuple[int, int, float, int], Queued, tuple[Lane, ...], int, bool, list[Queued]]
+Waiting = tuple[tuple[int, int, float, int], Queued, tuple[Lane, ...], int, bool, Sequence[Queued]]
 
 __all__ = ["Lane", "Waiting"]

@@ -168,7 +168,7 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
     append = waiting.append
     max_bypass = snapshot.max_bypass
     # The run of alike jobs being gathered: what they share, and its last id.
-    run: list[Queued] = []
+    run: list[Queued] | None = None  # the last entry's run, once it has one
     run_request: JobRequest | None = None
     run_batch, run_at, run_bypassed, run_last = 0, 0.0, 0, 0
     last_request: JobRequest | None = None
@@ -183,7 +183,12 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
             and job.id > run_last
             and (job.claim_until is None or job.claim_until <= now)
         ):
-            run.append(job)  # alike the run's first, which room is not held for either
+            # Alike the run's first (the last entry), which room is not held for either.
+            if run is not None:
+                run.append(job)
+            else:  # the run's first list (most jobs have none: an empty tuple until then)
+                run = [job]
+                waiting[-1] = (*waiting[-1][:5], run)
             run_last = job.id
             continue
         if request is not last_request:  # a batch's ranks follow one another
@@ -220,7 +225,7 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
         # claimant; then everything else.
         bypassed = job.bypassed
         starving = bypassed >= max_bypass
-        run = []
+        run = None
         at, job_id, batch = job.submitted_at, job.id, job.batch
         if starving or claimant:
             place = 0 if starving else 1
@@ -228,7 +233,7 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
         else:
             place = 2
             run_request = request
-        append(((place, rank, at, job_id), job, lanes, shape, claimant, run))
+        append(((place, rank, at, job_id), job, lanes, shape, claimant, ()))
         run_batch, run_at, run_bypassed, run_last = batch, at, bypassed, job_id
     return rejects, waiting
 
@@ -271,9 +276,9 @@ def _in_order(waiting: list[Waiting]) -> list[Waiting]:
 def _one_by_one(waiting: list[Waiting]) -> list[Waiting]:
     alone: list[Waiting] = []
     for order, job, lanes, shape, claimant, run in waiting:
-        alone.append((order, job, lanes, shape, claimant, []))
+        alone.append((order, job, lanes, shape, claimant, ()))
         for member in run:
-            alone.append(((*order[:3], member.id), member, lanes, shape, claimant, []))
+            alone.append(((*order[:3], member.id), member, lanes, shape, claimant, ()))
     alone.sort(key=itemgetter(0))
     return alone
 

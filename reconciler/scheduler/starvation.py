@@ -111,8 +111,13 @@ class Bypasses:
     def counts(self) -> dict[int, int]:
         """Each watched job's count where this cycle changed it."""
         changed: dict[int, int] = {}
-        for watched in self._watched:
-            count = self.count(watched)
+        counters = self._counter
+        for watched in self._watched:  # (`count`, inlined: once per watched job)
+            count = watched.final
+            if count is None:
+                count = watched.base
+                for key, start in watched.starts.items():
+                    count += counters.get(key, 0) - start
             if count != watched.base:
                 for job in watched.jobs:
                     changed[job] = count
