@@ -134,7 +134,7 @@ class Admission(HeldRoom):
             lane = lanes[0]
             tree = lane.tree
             if tree.dead == tree.version and not claimant and job.bypassed < limit:
-                closed = self._closed(job, lane, np)
+                closed = self._closed(job, lane, np, shape)
                 if closed is not None:
                     reasons[job.id] = closed
                     self._last = (closed, False)
@@ -280,7 +280,7 @@ class Admission(HeldRoom):
             return  # a later job might still take room held for a lower-priority claimant
         tree.dead = tree.version
 
-    def _closed(self, job: Queued, lane: Lane, np: bool) -> Reason | None:
+    def _closed(self, job: Queued, lane: Lane, np: bool, shape: int) -> Reason | None:
         """The reason of a job in a closed tree, or None when it might take capacity back
         (reclaim) and so needs the full look."""
         ledger = self.ledger
@@ -291,15 +291,17 @@ class Admission(HeldRoom):
                 return None
             if len(lane.tree.names) > 1 and ledger.within_capacity(route):
                 return None
-        failure = self._failure_of(lane, np)
+        failure = self._failure_of(lane, np, shape)
         return self._explain(lane, failure)
 
-    def _failure_of(self, lane: Lane, np: bool) -> Failure:
+    def _failure_of(self, lane: Lane, np: bool, shape: int) -> Failure:
+        """What a one-route job of this form (`shape`: its pool, policy and demand) lacks; the
+        form's number stands for the three in the key (cheaper to hash than the demand)."""
         tree, route = lane.tree, lane.route
         if tree.memo_version != tree.version:
             tree.memo.clear()
             tree.memo_version = tree.version
-        key = ("failure", route.policy, route.demand, np)
+        key = ("failure", shape, np)
         found = tree.memo.get(key)
         if found is None:
             found = tree.memo[key] = self.ledger.fits(lane.pool, lane.policy, route.demand, np)

@@ -246,15 +246,20 @@ class _Entries:
         self.found: dict[tuple[str, str], tuple[PoolUse, PolicyUse, TreeUse]] = {}
 
     def lanes(self, routes: tuple[Route, ...]) -> tuple[Lane, ...]:
-        lanes: list[Lane] = []
-        for route in routes:
-            where = (route.pool, route.policy)
-            entry = self.found.get(where)
-            if entry is None:
-                pool = self.pools[route.pool]
-                entry = self.found[where] = (pool, self.policies[route.policy], pool.tree)
-            lanes.append(Lane(route, *entry))
-        return tuple(lanes)
+        if len(routes) == 1:  # (most jobs)
+            return (self.lane(routes[0]),)
+        return tuple([self.lane(route) for route in routes])
+
+    def lane(self, route: Route) -> Lane:
+        entry = self.found.get((route.pool, route.policy))
+        if entry is None:
+            pool = self.pools[route.pool]
+            entry = self.found[route.pool, route.policy] = (
+                pool,
+                self.policies[route.policy],
+                pool.tree,
+            )
+        return Lane(route, *entry)
 
 
 def _in_order(waiting: list[Waiting]) -> list[Waiting]:
