@@ -318,16 +318,21 @@ class Admission(HeldRoom):
         for lane, failure in failures:
             if failure.level not in ("pool", "limit"):
                 continue
-            candidates = self.candidates.get(id(lane.tree))
+            tree = lane.tree
+            key = id(tree)
+            candidates = self.candidates.get(key)
             if candidates is None or not candidates.jobs:
                 continue
-            route, tree = lane.route, lane.tree
+            route = lane.route
             stamp = (len(tree.joins), len(tree.grown))
-            kept = self.hopeless.get(id(tree))
+            kept = self.hopeless.get(key)
             if kept is None or kept[0] != stamp:
-                kept = self.hopeless[id(tree)] = (stamp, {})
-            tried = kept[1].setdefault((route.pool, route.policy, np, batch), [])
-            if tried and _dominated(tried, route.priority, route.demand):
+                kept = self.hopeless[key] = (stamp, {})
+            where = (route.pool, route.policy, np, batch)
+            tried = kept[1].get(where)
+            if tried is None:
+                tried = kept[1][where] = []
+            elif _dominated(tried, route.priority, route.demand):
                 continue
             found = victims_among(self.ledger, route, np, job.batch, candidates)
             if found is None:
