@@ -208,15 +208,12 @@ class HeldRoom:
         same priority submitted after it."""
         lower = self.ledger.lower_claims(lane.route)
         priority, mine = lane.route.priority, (job.submitted_at, job.id)
-        claimed_at = self.claimed_at  # (every claim is a waiting job's: no index needed)
+        claimed_at = self.claimed_at  # (kept where claims are held: no index of the queue)
         for holder, (route, claim, amounts) in lane.tree.holds.items():
-            if (
-                claim
-                and route.priority == priority
-                and any(amounts.values())
-                and (claimed_at[holder], holder) > mine
-            ):
-                lower.append(holder)
+            if claim and route.priority == priority and any(amounts.values()):
+                at = claimed_at.get(holder)
+                if at is not None and (at, holder) > mine:
+                    lower.append(holder)
         return lower
 
     def _next_order(self, job: Queued, priority: int, claim: bool) -> tuple[int, int, float, int]:
