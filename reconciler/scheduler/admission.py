@@ -94,7 +94,7 @@ class Admission(HeldRoom):
         # rest of a batch's ranks get it at once.
         last: JobRequest | None = None  # with the batch and count of that job
         last_of = (0, 0)
-        for _, job, lanes, shape, claimant, run in waiting:
+        for _, _, _, _, job, lanes, shape, claimant, run in waiting:
             if job.request is last and not claimant and last_of == (job.batch, job.bypassed):
                 alike: Sequence[Queued] = (job, *run) if run else (job,)
             else:

@@ -240,7 +240,7 @@ class HeldRoom:
         needed (only the rare second looks need it)."""
         if self._index is None:
             self._index = {}
-            for _, job, lanes, _, _, run in self._waiting:
+            for _, _, _, _, job, lanes, _, _, run in self._waiting:
                 for member in (job, *run):
                     self._index[member.id] = (member, lanes)
         return self._index

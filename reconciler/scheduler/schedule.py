@@ -188,7 +188,7 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
                 run.append(job)
             else:  # the run's first list (most jobs have none: an empty tuple until then)
                 run = [job]
-                waiting[-1] = (*waiting[-1][:5], run)
+                waiting[-1] = (*waiting[-1][:8], run)
             run_last = job.id
             continue
         if request is not last_request:  # a batch's ranks follow one another
@@ -233,7 +233,7 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
         else:
             place = 2
             run_request = request
-        append(((place, rank, at, job_id), job, lanes, shape, claimant, ()))
+        append((place, rank, at, job_id, job, lanes, shape, claimant, ()))
         run_batch, run_at, run_bypassed, run_last = batch, at, bypassed, job_id
     return rejects, waiting
 
@@ -266,25 +266,35 @@ def _in_order(waiting: list[Waiting]) -> list[Waiting]:
     """Sorted by place in the order. A run of alike jobs is sorted as one entry, its first
     job's place, when no other job falls between its first and last (they share everything
     the order looks at but the id, which only grows along the run); else every job alone."""
-    waiting.sort(key=itemgetter(0))
+    _sort(waiting)
     previous: Waiting | None = None
     for entry in waiting:
-        if previous is not None and previous[5]:
-            order = entry[0]
-            before = previous[0]
-            if order[:3] == before[:3] and order[3] < previous[5][-1].id:
-                return _one_by_one(waiting)
+        if (
+            previous is not None
+            and previous[8]
+            and entry[:3] == previous[:3]
+            and entry[3] < previous[8][-1].id
+        ):
+            return _one_by_one(waiting)
         previous = entry
     return waiting
 
 
+def _sort(waiting: list[Waiting]) -> None:
+    """By (place, rank, submitted at, id), as four stable sorts on one plain field each, least
+    significant first (ids are unique: the same order as sorting by the four together), which
+    compare numbers instead of tuples."""
+    for field in (3, 2, 1, 0):
+        waiting.sort(key=itemgetter(field))
+
+
 def _one_by_one(waiting: list[Waiting]) -> list[Waiting]:
     alone: list[Waiting] = []
-    for order, job, lanes, shape, claimant, run in waiting:
-        alone.append((order, job, lanes, shape, claimant, ()))
+    for place, rank, at, job_id, job, lanes, shape, claimant, run in waiting:
+        alone.append((place, rank, at, job_id, job, lanes, shape, claimant, ()))
         for member in run:
-            alone.append(((*order[:3], member.id), member, lanes, shape, claimant, ()))
-    alone.sort(key=itemgetter(0))
+            alone.append((place, rank, at, member.id, member, lanes, shape, claimant, ()))
+    _sort(alone)
     return alone
 
 
