@@ -53,6 +53,7 @@ class Admission(HeldRoom):
         self.preempts: list[Preempt] = []
         self.reasons: dict[int, Reason] = {}
         self.claims: dict[int, float] = {}
+        self.claimed_at: dict[int, float] = {}  # claimants room is held for: submission time
         # Not a bound method of this object: a cycle's objects are freed by reference counting
         # as soon as it returns (a reference cycle would leave them all to the cyclic
         # collector, which then walks them: tens of milliseconds on a deep queue).
@@ -93,7 +94,7 @@ class Admission(HeldRoom):
         # rest of a batch's ranks get it at once.
         last: JobRequest | None = None  # with the batch and count of that job
         last_of = (0, 0)
-        for _, job, lanes, shape, claimant, run in waiting:
+        for _, _, _, _, job, lanes, shape, claimant, run in waiting:
             if job.request is last and not claimant and last_of == (job.batch, job.bypassed):
                 alike: Sequence[Queued] = (job, *run) if run else (job,)
             else:
@@ -101,12 +102,13 @@ class Admission(HeldRoom):
                 last = None if outcome is None else job.request
                 last_of = (job.batch, job.bypassed)
                 alike = ()
-                for position, member in enumerate(run):  # each alike the job before it
-                    if last is not None:
-                        alike = run[position:]
-                        break
-                    outcome = self._step(member, lanes, shape, claimant)
-                    last = None if outcome is None else member.request
+                if run:
+                    for position, member in enumerate(run):  # each alike the job before it
+                        if last is not None:
+                            alike = run[position:]
+                            break
+                        outcome = self._step(member, lanes, shape, claimant)
+                        last = None if outcome is None else member.request
             if alike:
                 why, watched = self._last
                 for member in alike:
@@ -132,7 +134,7 @@ class Admission(HeldRoom):
             lane = lanes[0]
             tree = lane.tree
             if tree.dead == tree.version and not claimant and job.bypassed < limit:
-                closed = self._closed(job, lane, np)
+                closed = self._closed(job, lane, np, shape)
                 if closed is not None:
                     reasons[job.id] = closed
                     self._last = (closed, False)
@@ -188,11 +190,10 @@ class Admission(HeldRoom):
     ) -> tuple[Reason, list[tuple[Route, TreeUse]]] | None:
         """A job that fits nowhere: its victims, or its reason. Returns the outcome a look-alike
         may reuse (None when it may not)."""
-        ledger = self.ledger
         victims = self.outstanding.get(job.id)
         if victims and claimant:
             lane, failure = failures[0]
-            _hold(ledger, job.id, lane.route, failure)
+            self._hold(job, lane.route, failure)
             self.reasons[job.id] = reason(
                 ReasonCode.WAITING_FOR_VICTIMS, victims=sorted(victims), pool=lane.route.pool
             )
@@ -212,7 +213,7 @@ class Admission(HeldRoom):
             for lane, failure in failures:  # noqa: B007 (the pair where the victims are)
                 if lane.route.pool == preempted.pool:
                     break
-            _hold(ledger, job.id, lane.route, failure)
+            self._hold(job, lane.route, failure)
             self.reasons[job.id] = reason(
                 ReasonCode.WAITING_FOR_VICTIMS,
                 victims=list(preempted.victims),
@@ -222,9 +223,12 @@ class Admission(HeldRoom):
         lane, failure = failures[0]
         why = self.reasons[job.id] = self._explain(lane, failure)
         if claimant:
-            _hold(ledger, job.id, lane.route, failure)
+            self._hold(job, lane.route, failure)
             return None
-        short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
+        if len(failures) == 1:  # (one route, mostly: no comprehension for it)
+            short = [(lane.route, lane.tree)] if failure.level == "pool" else []
+        else:
+            short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
         if short:
             self.bypasses.watch(job.id, job.bypassed, short)
             if self.heads:  # passed too often already: room is held for it now
@@ -232,6 +236,14 @@ class Admission(HeldRoom):
         if len(failures) == 1:
             self._check_closed(lane, job, failure)
         return why, short
+
+    def _hold(self, job: Queued, route: Route, failure: Failure) -> None:
+        """Hold free capacity for a claimant only when capacity is what it lacks: a claimant
+        stopped by its own policy's limit or reservation could not use it, and others could.
+        Every claim is held here: its submission time is kept for `_behind`."""
+        if failure.level == "pool":
+            self.claimed_at[job.id] = job.submitted_at
+            self.ledger.hold(job.id, route)
 
     def _explain(self, lane: Lane, failure: Failure) -> Reason:
         """The reason for `failure` on `lane`, computed once per tree version and what it
@@ -268,7 +280,7 @@ class Admission(HeldRoom):
             return  # a later job might still take room held for a lower-priority claimant
         tree.dead = tree.version
 
-    def _closed(self, job: Queued, lane: Lane, np: bool) -> Reason | None:
+    def _closed(self, job: Queued, lane: Lane, np: bool, shape: int) -> Reason | None:
         """The reason of a job in a closed tree, or None when it might take capacity back
         (reclaim) and so needs the full look."""
         ledger = self.ledger
@@ -279,15 +291,17 @@ class Admission(HeldRoom):
                 return None
             if len(lane.tree.names) > 1 and ledger.within_capacity(route):
                 return None
-        failure = self._failure_of(lane, np)
+        failure = self._failure_of(lane, np, shape)
         return self._explain(lane, failure)
 
-    def _failure_of(self, lane: Lane, np: bool) -> Failure:
+    def _failure_of(self, lane: Lane, np: bool, shape: int) -> Failure:
+        """What a one-route job of this form (`shape`: its pool, policy and demand) lacks; the
+        form's number stands for the three in the key (cheaper to hash than the demand)."""
         tree, route = lane.tree, lane.route
         if tree.memo_version != tree.version:
             tree.memo.clear()
             tree.memo_version = tree.version
-        key = ("failure", route.policy, route.demand, np)
+        key = ("failure", shape, np)
         found = tree.memo.get(key)
         if found is None:
             found = tree.memo[key] = self.ledger.fits(lane.pool, lane.policy, route.demand, np)
@@ -304,16 +318,21 @@ class Admission(HeldRoom):
         for lane, failure in failures:
             if failure.level not in ("pool", "limit"):
                 continue
-            candidates = self.candidates.get(id(lane.tree))
+            tree = lane.tree
+            key = id(tree)
+            candidates = self.candidates.get(key)
             if candidates is None or not candidates.jobs:
                 continue
-            route, tree = lane.route, lane.tree
+            route = lane.route
             stamp = (len(tree.joins), len(tree.grown))
-            kept = self.hopeless.get(id(tree))
+            kept = self.hopeless.get(key)
             if kept is None or kept[0] != stamp:
-                kept = self.hopeless[id(tree)] = (stamp, {})
-            tried = kept[1].setdefault((route.pool, route.policy, np, batch), [])
-            if _dominated(tried, route.priority, route.demand):
+                kept = self.hopeless[key] = (stamp, {})
+            where = (route.pool, route.policy, np, batch)
+            tried = kept[1].get(where)
+            if tried is None:
+                tried = kept[1][where] = []
+            elif _dominated(tried, route.priority, route.demand):
                 continue
             found = victims_among(self.ledger, route, np, job.batch, candidates)
             if found is None:
@@ -351,13 +370,6 @@ _BY_PRIORITY = frozenset(
 )
 
 
-def _hold(ledger: Ledger, job: int, route: Route, failure: Failure) -> None:
-    """Hold free capacity for a claimant only when capacity is what it lacks: a claimant
-    stopped by its own policy's limit or reservation could not use it, and others could."""
-    if failure.level == "pool":
-        ledger.hold(job, route)
-
-
 def _dominated(
     tried: list[tuple[int, tuple[tuple[str, int], ...]]],
     priority: int,
@@ -365,6 +377,8 @@ def _dominated(
 ) -> bool:
     for p, d in tried:
         if p >= priority and len(d) == len(demand):
+            if d == demand:
+                return True
             for (key, need), (mine, want) in zip(d, demand, strict=True):
                 if key != mine or need > want:
                     break

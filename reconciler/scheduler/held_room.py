@@ -36,6 +36,7 @@ class HeldRoom:
     now: float
     candidates: dict[int, Candidates]
     reasons: dict[int, Reason]
+    claimed_at: dict[int, float]  # per claimant room is held for, its submission time
     readmitted: set[int]
     heads: Heads
     bypasses: Bypasses
@@ -207,10 +208,11 @@ class HeldRoom:
         same priority submitted after it."""
         lower = self.ledger.lower_claims(lane.route)
         priority, mine = lane.route.priority, (job.submitted_at, job.id)
+        claimed_at = self.claimed_at  # (kept where claims are held: no index of the queue)
         for holder, (route, claim, amounts) in lane.tree.holds.items():
             if claim and route.priority == priority and any(amounts.values()):
-                found = self._queued_by_id().get(holder)
-                if found is not None and (found[0].submitted_at, holder) > mine:
+                at = claimed_at.get(holder)
+                if at is not None and (at, holder) > mine:
                     lower.append(holder)
         return lower
 
@@ -238,7 +240,7 @@ class HeldRoom:
         needed (only the rare second looks need it)."""
         if self._index is None:
             self._index = {}
-            for _, job, lanes, _, _, run in self._waiting:
+            for _, _, _, _, job, lanes, _, _, run in self._waiting:
                 for member in (job, *run):
                     self._index[member.id] = (member, lanes)
         return self._index

@@ -3,32 +3,30 @@ entries they touch) and its place in the order."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
-from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Queued, Route
 from reconciler.scheduler.usage import PolicyUse, PoolUse, TreeUse
 
 
 class Lane(NamedTuple):
-    """A route with the ledger entries it touches, looked up once per cycle."""
+    """A route with the ledger entries it touches, looked up once per cycle (see
+    `schedule._Entries`)."""
 
     route: Route
     pool: PoolUse
     policy: PolicyUse
     tree: TreeUse
 
-    @classmethod
-    def of(cls, route: Route, ledger: Ledger) -> Lane:
-        pool = ledger.pools[route.pool]
-        return cls(route, pool, ledger.policies[route.policy], pool.tree)
 
-
-# (order, job, lanes, shape, claimant, run): `shape` is shared by look-alike jobs (same pools,
-# policies and demand on every route); `run`: the jobs right after this one in the order with
-# the same request, batch, submission time and bypass count, none of them held for (a
-# batch's ranks, usually), which `Admission.run` may decide together. The order's first
-# field: 0 passed too often, 1 a claimant, 2 the rest.
-Waiting = tuple[tuple[int, int, float, int], Queued, tuple[Lane, ...], int, bool, list[Queued]]
+# (place, rank, submitted at, id, job, lanes, shape, claimant, run): the first four are the
+# job's place in the order (place: 0 passed too often, 1 a claimant, 2 the rest; rank: minus
+# its priority), flat so that the order is sorted one plain field at a time; `shape` is shared
+# by look-alike jobs (same pools, policies and demand on every route); `run`: the jobs right
+# after this one in the order with the same request, batch, submission time and bypass count,
+# none of them held for (a batch's ranks, usually; an empty tuple when there are none), which
+# `Admission.run` may decide together.
+Waiting = tuple[int, int, float, int, Queued, tuple[Lane, ...], int, bool, Sequence[Queued]]
 
 __all__ = ["Lane", "Waiting"]

@@ -29,10 +29,18 @@ from operator import attrgetter, itemgetter
 from reconciler.scheduler.admission import Admission, Lane, Waiting
 from reconciler.scheduler.candidates import Candidates, victim_order
 from reconciler.scheduler.ledger import Ledger
-from reconciler.scheduler.model import Decisions, Holding, JobRequest, Queued, Reject, Snapshot
+from reconciler.scheduler.model import (
+    Decisions,
+    Holding,
+    JobRequest,
+    Queued,
+    Reject,
+    Route,
+    Snapshot,
+)
 from reconciler.scheduler.reasons import BYPASSED, Reason
 from reconciler.scheduler.routing import resolve
-from reconciler.scheduler.usage import TreeUse
+from reconciler.scheduler.usage import PolicyUse, PoolUse, TreeUse
 from reconciler.scheduler.waiting import explain_failure
 
 __all__ = ["explain_failure", "schedule"]
@@ -145,20 +153,22 @@ def _carry_bypass_counts(
 
 def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject], list[Waiting]]:
     """Every queued job's lanes (or its rejection), with its place in the order. A batch's
-    ranks share one request object: looked up by identity first, then by value."""
+    ranks share one request object: the next rank reuses what the one before it found, any
+    other job looks its request up by value (its hash is kept, and the lookup finds the very
+    object first when the configuration saw it before)."""
     config = snapshot.config
     resolved = config.resolved  # per configuration: the same request always routes the same
     forms = config.forms
     when = f" since the apply of state serial {config.serial}"
-    by_identity: dict[int, tuple[tuple[Lane, ...], int, int] | Reason] = {}
     compiled: dict[int, tuple[tuple[Lane, ...], int, int]] = {}
+    entries = _Entries(ledger)
     noted: set[int] = set()
     rejects: list[Reject] = []
     waiting: list[Waiting] = []
     append = waiting.append
     max_bypass = snapshot.max_bypass
     # The run of alike jobs being gathered: what they share, and its last id.
-    run: list[Queued] = []
+    run: list[Queued] | None = None  # the last entry's run, once it has one
     run_request: JobRequest | None = None
     run_batch, run_at, run_bypassed, run_last = 0, 0.0, 0, 0
     last_request: JobRequest | None = None
@@ -173,13 +183,16 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
             and job.id > run_last
             and (job.claim_until is None or job.claim_until <= now)
         ):
-            run.append(job)  # alike the run's first, which room is not held for either
+            # Alike the run's first (the last entry), which room is not held for either.
+            if run is not None:
+                run.append(job)
+            else:  # the run's first list (most jobs have none: an empty tuple until then)
+                run = [job]
+                waiting[-1] = (*waiting[-1][:8], run)
             run_last = job.id
             continue
         if request is not last_request:  # a batch's ranks follow one another
             last_request = request
-            found = by_identity.get(id(request))
-        if found is None:
             entry = resolved.get(request)
             if entry is None:
                 routes = resolve(request, config, when=when)
@@ -195,59 +208,93 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
                 routes, shape = entry
                 found = compiled.get(id(routes))
                 if found is None:
-                    lanes = tuple(Lane.of(route, ledger) for route in routes)
+                    lanes = entries.lanes(routes)
                     found = compiled[id(routes)] = (lanes, shape, -routes[0].priority)
                     if shape not in noted:  # the same form notes the same
                         noted.add(shape)
                         _note_trees(lanes)
-            by_identity[id(request)] = found
         if isinstance(found, Reason):
             rejects.append(Reject(job.id, found))
             continue
+        assert found is not None
         lanes, shape, rank = found
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
         # Room is held for it: passed too often (first: that room was held before any claim
         # made since could be, so a claimant never takes it back the next cycle), or a
         # claimant; then everything else.
-        starving = job.bypassed >= max_bypass
-        held = claimant or starving
-        run = []
-        place = 0 if starving else 1 if claimant else 2
-        append(((place, rank, job.submitted_at, job.id), job, lanes, shape, claimant, run))
-        run_request = None if held else request
-        run_batch, run_at, run_bypassed, run_last = (
-            job.batch,
-            job.submitted_at,
-            job.bypassed,
-            job.id,
-        )
+        bypassed = job.bypassed
+        starving = bypassed >= max_bypass
+        run = None
+        at, job_id, batch = job.submitted_at, job.id, job.batch
+        if starving or claimant:
+            place = 0 if starving else 1
+            run_request = None
+        else:
+            place = 2
+            run_request = request
+        append((place, rank, at, job_id, job, lanes, shape, claimant, ()))
+        run_batch, run_at, run_bypassed, run_last = batch, at, bypassed, job_id
     return rejects, waiting
+
+
+class _Entries:
+    """The ledger entries of each (pool, policy) a route names, looked up once per cycle."""
+
+    def __init__(self, ledger: Ledger):
+        self.pools, self.policies = ledger.pools, ledger.policies
+        self.found: dict[tuple[str, str], tuple[PoolUse, PolicyUse, TreeUse]] = {}
+
+    def lanes(self, routes: tuple[Route, ...]) -> tuple[Lane, ...]:
+        if len(routes) == 1:  # (most jobs)
+            return (self.lane(routes[0]),)
+        return tuple([self.lane(route) for route in routes])
+
+    def lane(self, route: Route) -> Lane:
+        entry = self.found.get((route.pool, route.policy))
+        if entry is None:
+            pool = self.pools[route.pool]
+            entry = self.found[route.pool, route.policy] = (
+                pool,
+                self.policies[route.policy],
+                pool.tree,
+            )
+        return Lane(route, *entry)
 
 
 def _in_order(waiting: list[Waiting]) -> list[Waiting]:
     """Sorted by place in the order. A run of alike jobs is sorted as one entry, its first
     job's place, when no other job falls between its first and last (they share everything
     the order looks at but the id, which only grows along the run); else every job alone."""
-    waiting.sort(key=itemgetter(0))
+    _sort(waiting)
     previous: Waiting | None = None
     for entry in waiting:
-        if previous is not None and previous[5]:
-            order = entry[0]
-            before = previous[0]
-            if order[:3] == before[:3] and order[3] < previous[5][-1].id:
-                return _one_by_one(waiting)
+        if (
+            previous is not None
+            and previous[8]
+            and entry[:3] == previous[:3]
+            and entry[3] < previous[8][-1].id
+        ):
+            return _one_by_one(waiting)
         previous = entry
     return waiting
 
 
+def _sort(waiting: list[Waiting]) -> None:
+    """By (place, rank, submitted at, id), as four stable sorts on one plain field each, least
+    significant first (ids are unique: the same order as sorting by the four together), which
+    compare numbers instead of tuples."""
+    for field in (3, 2, 1, 0):
+        waiting.sort(key=itemgetter(field))
+
+
 def _one_by_one(waiting: list[Waiting]) -> list[Waiting]:
     alone: list[Waiting] = []
-    for order, job, lanes, shape, claimant, run in waiting:
-        alone.append((order, job, lanes, shape, claimant, []))
+    for place, rank, at, job_id, job, lanes, shape, claimant, run in waiting:
+        alone.append((place, rank, at, job_id, job, lanes, shape, claimant, ()))
         for member in run:
-            alone.append(((*order[:3], member.id), member, lanes, shape, claimant, []))
-    alone.sort(key=itemgetter(0))
+            alone.append((place, rank, at, member.id, member, lanes, shape, claimant, ()))
+    _sort(alone)
     return alone
 
 
@@ -258,14 +305,19 @@ def _note_trees(lanes: tuple[Lane, ...]) -> None:
         tree = lane.tree
         if len(lanes) > 1:
             tree.mixed = True
-        demand = dict(lane.route.demand)
-        if tree.floor is None:
-            tree.floor = demand
-            continue
+        demand = lane.route.demand
         floor = tree.floor
-        for key in list(floor):
-            need = demand.get(key)
-            if need is None:
+        if floor is None:
+            tree.floor = dict(demand)
+            continue
+        shared = 0  # keys of the floor this demand asks for too (a demand's keys are unique)
+        for key, need in demand:
+            least = floor.get(key)
+            if least is not None:
+                shared += 1
+                if need < least:
+                    floor[key] = need
+        if shared < len(floor):  # the floor keeps only keys every job asks for
+            asked = {key for key, _ in demand}
+            for key in [key for key in floor if key not in asked]:
                 del floor[key]
-            elif need < floor[key]:
-                floor[key] = need

@@ -63,11 +63,20 @@ class Bypasses:
         if base >= self.limit:
             self._hold_for(watched)
             return
-        counters, starts = self._counter, watched.starts
+        counters, starts, waiting = self._counter, watched.starts, self._waiting
+        if len(routes) == 1:  # one tree (most jobs): `_push` inlined
+            key = id(routes[0][1])
+            counter = starts[key] = counters.get(key, 0)
+            heap = waiting.get(key)
+            if heap is None:
+                heap = waiting[key] = []
+            # Nothing has passed it yet in this cycle: its count is `base`.
+            threshold = counter + max(self.limit - base, 1)
+            heapq.heappush(heap, (threshold, next(self._pushes), watched))
+            return
         for _, tree in routes:
             key = id(tree)
             starts[key] = counters.get(key, 0)
-        # Nothing has passed it yet in this cycle: its count is `base`.
         remaining = 1 if len(starts) > 1 else max(self.limit - base, 1)
         for key, counter in starts.items():
             self._push(key, counter + remaining, watched)
@@ -102,8 +111,13 @@ class Bypasses:
     def counts(self) -> dict[int, int]:
         """Each watched job's count where this cycle changed it."""
         changed: dict[int, int] = {}
-        for watched in self._watched:
-            count = self.count(watched)
+        counters = self._counter
+        for watched in self._watched:  # (`count`, inlined: once per watched job)
+            count = watched.final
+            if count is None:
+                count = watched.base
+                for key, start in watched.starts.items():
+                    count += counters.get(key, 0) - start
             if count != watched.base:
                 for job in watched.jobs:
                     changed[job] = count

@@ -3,8 +3,6 @@ cycle's ledger (by `schedule` for every job it leaves queued, and by `jobs show`
 
 from __future__ import annotations
 
-import itertools
-
 from reconciler.scheduler.amounts import STEP_RUN, WORKER
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Route
@@ -21,8 +19,9 @@ def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
     if failure.level == "overcommitted":
         return reason(ReasonCode.OVERCOMMITTED, pool=route.pool, excess=deficit)
     tree = ledger.pools[route.pool].tree
-    if tree.holder is not None and ledger.held_for(route):
-        holder, claim = tree.holder
+    first_held = tree.holder
+    if first_held is not None and ledger.held_for(route):
+        holder, claim = first_held
         if claim:
             return reason(
                 ReasonCode.RESERVED_FOR_PREEMPTOR,
@@ -31,7 +30,13 @@ def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
                 deficit=deficit,
             )
         return reason(ReasonCode.RESERVED_FOR_HEAD, pool=route.pool, head=holder, deficit=deficit)
-    ahead = list(itertools.islice((j for j, p in tree.admitted if p > route.priority), 4))
+    ahead: list[int] = []  # the first four admitted in this cycle with a higher priority
+    priority = route.priority
+    for admitted, higher in tree.admitted:
+        if higher > priority:
+            ahead.append(admitted)
+            if len(ahead) == 4:
+                break
     if ahead and ledger.fit_at_start(route):
         shown = [str(i) for i in ahead[:3]] + (["more"] if len(ahead) > 3 else [])
         return reason(

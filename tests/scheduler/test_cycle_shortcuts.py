@@ -143,7 +143,7 @@ def test_a_run_of_alike_jobs_is_decided_as_each_job_alone(
     together = schedule(snapshot, 100.0)
 
     def one_by_one(self: Admission, waiting: list[Waiting]) -> None:
-        for _, job, lanes, shape, claimant, run in waiting:
+        for *_, job, lanes, shape, claimant, run in waiting:
             for member in (job, *run):
                 self._step(member, lanes, shape, claimant)
 
