@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from reconciler.cli.common import json_error_document
 from reconciler.cli.scheduler_context import job_context
 from reconciler.cli.scheduler_options import (
     JOB_ID,
@@ -118,6 +119,7 @@ def jobs_submit(
 @click.option("--status", type=click.Choice(STATUSES), help="Only jobs with this status.")
 @json_option
 @dir_option
+@json_error_document("jobs list")
 def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Path | None) -> None:
     """Every job, oldest first, with its status and why it waits."""
     from reconciler.scheduler import jobs as usecases
@@ -141,6 +143,7 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
 @click.argument("job_id", type=JOB_ID)
 @json_option
 @dir_option
+@json_error_document("jobs show")
 def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
     """A job, why it is not running (one line per candidate pool), and its history."""
     from reconciler.scheduler import jobs as usecases
@@ -270,6 +273,7 @@ def pools() -> None:
 @click.argument("name", required=False)
 @json_option
 @dir_option
+@json_error_document("pools status")
 def pools_status(name: str | None, as_json: bool, directory: Path | None) -> None:
     """Per pool and key: capacity, reserved, used, borrowed, queued demand; per policy its share."""
     from reconciler.scheduler.pools import pools_status as usecase
