@@ -102,8 +102,12 @@ def test_pools_status_with_no_state_says_so(pf: Pf, tmp_path: Path) -> None:
     shutil.copytree(applied(tmp_path), directory, ignore=shutil.ignore_patterns(".poolform"))
     for extra in ((), ("--json",), ("seats",)):
         result = pf("pools", "status", *extra, "--chdir", directory)
-        assert result.returncode == 1 and result.stdout == ""
-        assert f"nothing has been applied in {directory.resolve()} yet" in result.stderr
+        said = f"nothing has been applied in {directory.resolve()} yet"
+        assert result.returncode == 1 and said in result.stderr
+        if extra == ("--json",):  # the error document (error.schema.json), nothing else
+            assert said in json.loads(result.stdout)["error"]["message"]
+        else:
+            assert result.stdout == ""
     assert not (directory / ".poolform").exists()  # and nothing made there
 
 
