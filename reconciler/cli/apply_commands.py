@@ -8,8 +8,6 @@ that ends the command is the stream's last line too (an `error` event; stderr sa
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import os
 import threading
 from collections.abc import Callable
@@ -24,6 +22,7 @@ from reconciler.cli.common import (
     diagnostic_json,
     explain,
     lock_timeout_option,
+    on_json_error,
     parse_timeout,
     terminal_confirm,
 )
@@ -133,28 +132,12 @@ def error_event(operation: str, error: BaseException) -> dict[str, Any]:
     }
 
 
-def json_error_event(operation: str) -> Callable[[Callable[..., int]], Callable[..., int]]:
-    """With `--json`, an error that ends the command (refused before it starts, or stopped
-    mid-way: interrupted, a state write that failed) is also told on stdout, as one `error`
-    event, so a consumer of the stream never ends with nothing to read. The error still goes
-    up to the CLI's one boundary, which prints it on stderr and chooses the exit code."""
-
-    def decorate(command: Callable[..., int]) -> Callable[..., int]:
-        @functools.wraps(command)
-        def run(*args: Any, **kwargs: Any) -> int:
-            try:
-                return command(*args, **kwargs)
-            except BaseException as error:
-                if kwargs.get("as_json") and not isinstance(error, click.exceptions.Exit):
-                    name = "refresh-only" if kwargs.get("refresh_only") else operation
-                    # stdout may be gone (a closed pipe): stderr still says it
-                    with contextlib.suppress(OSError, ValueError):
-                        JsonReporter()(error_event(name, error))
-                raise
-
-        return run
-
-    return decorate
+def json_error_event(operation: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """For `apply`, `destroy` and `apply --refresh-only`, whose `--json` output is a stream of
+    events: an error ends it with one `error` event (reconciler/apply/events.schema.json)."""
+    return on_json_error(
+        lambda name, error: JsonReporter()(error_event(name, error)), operation, "refresh-only"
+    )
 
 
 def report_applied(

@@ -207,13 +207,15 @@ def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
 ERROR_FORMAT_VERSION = "1.0"
 
 
-def json_error_document(operation: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """With `--json`, a command whose document is one JSON object on stdout (`plan`, `show`,
-    `drift`) that stops on an error prints instead one error document there
-    (reconciler/cli/error.schema.json): the text stderr shows, the exit code and a
-    configuration's diagnostics, so a CI consumer always has one document to parse. The error
-    still goes up to the one boundary, which prints it on stderr and chooses the exit code.
-    A usage error (an unknown option) is refused before the command runs: nothing on stdout."""
+def on_json_error(
+    tell: Callable[[str, BaseException], None], operation: str, refresh_only: str
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """With `--json`, an error that ends the command (refused before it starts, or stopped
+    mid-way: interrupted, a state write that failed) is also told on stdout by `tell(name,
+    error)`, in the command's own JSON (`name`: `operation`, or `refresh_only` with
+    --refresh-only), so a consumer never ends with nothing to parse. The error still goes up
+    to the one boundary, which prints it on stderr and chooses the exit code. A usage error
+    (an unknown option) is refused before the command runs: nothing on stdout."""
 
     def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
         @functools.wraps(command)
@@ -222,19 +224,27 @@ def json_error_document(operation: str) -> Callable[[Callable[..., Any]], Callab
                 return command(*args, **kwargs)
             except BaseException as error:
                 if kwargs.get("as_json") and not isinstance(error, click.exceptions.Exit):
-                    name = (
-                        f"{operation} --refresh-only" if kwargs.get("refresh_only") else operation
-                    )
+                    name = refresh_only if kwargs.get("refresh_only") else operation
                     # stdout may be gone (a closed pipe): stderr still says it
                     with contextlib.suppress(OSError, ValueError):
-                        click.echo(
-                            json.dumps(error_document(name, error), indent=2, sort_keys=True)
-                        )
+                        tell(name, error)
                 raise
 
         return run
 
     return decorate
+
+
+def json_error_document(operation: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """For a command whose `--json` output is one document (`plan`, `show`, `drift`, `jobs
+    list`, `jobs show`, `pools status`): an error prints one error document instead
+    (reconciler/cli/error.schema.json): the text stderr shows, the exit code and a
+    configuration's diagnostics."""
+
+    def tell(name: str, error: BaseException) -> None:
+        click.echo(json.dumps(error_document(name, error), indent=2, sort_keys=True))
+
+    return on_json_error(tell, operation, f"{operation} --refresh-only")
 
 
 def error_document(operation: str, error: BaseException) -> dict[str, Any]:
