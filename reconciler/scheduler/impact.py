@@ -107,8 +107,8 @@ def _preempted(
 
 # Why victims are taken (`Preempt.why`), as a note says it.
 _WHY = {
-    "reclaim": "they are taken back for work within its policy's reservation",
-    "priority": "they give way to higher-priority work",
+    "reclaim": "the queued jobs' policy takes back capacity it reserves",
+    "priority": "the queued jobs have the higher priority",
 }
 
 

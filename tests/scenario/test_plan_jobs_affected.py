@@ -155,7 +155,7 @@ limit:
 """
 RECLAIM = (
     "after this apply the scheduler would preempt 1 running job (2) on resource_pool.shared "
-    "for 1 queued job (3): they are taken back for work within its policy's reservation"
+    "for 1 queued job (3): the queued jobs' policy takes back capacity it reserves"
 )
 
 

@@ -296,8 +296,8 @@ PREEMPTING = [
         ],
         [
             "after this apply the scheduler would preempt 1 running job (4) on "
-            "resource_pool.shared for 1 queued job (5): they are taken back for work within "
-            "its policy's reservation"
+            "resource_pool.shared for 1 queued job (5): the queued jobs' policy takes back "
+            "capacity it reserves"
         ],
         id="a reservation moved to the waiting team: it takes back what the other borrows",
     ),
@@ -308,7 +308,7 @@ PREEMPTING = [
         ],
         [
             "after this apply the scheduler would preempt 1 running job (4) on "
-            "resource_pool.shared for 1 queued job (5): they give way to higher-priority work"
+            "resource_pool.shared for 1 queued job (5): the queued jobs have the higher priority"
         ],
         id="the other team borrows now, and the waiting team's priority is raised past it",
     ),
