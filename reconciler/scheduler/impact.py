@@ -93,8 +93,7 @@ def _preempted(
     by_id = {job.id: job for job in jobs}
     notes = []
     for caused in preemptions_caused(before, after, jobs, now):
-        pool = after.pools.get(caused.pool)
-        kind = pool.kind if pool is not None else "resource"
+        kind = after.pools[caused.pool].kind  # decided on `after`: its pool is there
         victims = [by_id[i] for i in caused.victims]
         takers = [by_id[i] for i in caused.preemptors]
         notes.append(
