@@ -328,7 +328,7 @@ class S3Backend:
         body = self._dump(doc)
         etag = self._put(key, body, if_none_match=True)
         if etag is None:
-            raise StateError(f"the S3 state {key} exists already; refusing to overwrite it")
+            etag = self._left_by_a_start_cut_short(key, body)
         head = self._dump({"layout": LAYOUT_VERSION, "lineage": doc["lineage"]})
         head_key = f"{self.prefix}/head.json"
         creating = self._doc is None
@@ -346,6 +346,25 @@ class S3Backend:
         self._doc, self._head_etag = doc, head_etag
         self._snapshot_etag, self._snapshot_bytes, self._journal = etag, len(body), []
         created(self._where)
+
+    def _left_by_a_start_cut_short(self, key: str, body: bytes) -> str:
+        """The ETag of the snapshot at `key` when it is exactly `body`: a copy of this state
+        (`state migrate`, `state push`) killed or cut off between its snapshot and the head
+        that points at it wrote it, and running it again finishes the start. Anything else
+        there is never overwritten; one no head points at is named with the command that
+        removes it."""
+        found = self._get(key)
+        if found is not None and found[0] == body:
+            return found[1]
+        directory = key.rsplit("/", 1)[0]
+        hint = ""
+        if self._doc is None:
+            hint = (
+                f": no head.json points at it (a copy of this state cut short); after checking "
+                f"it holds nothing you need, `aws s3 rm --recursive s3://{self.bucket}/"
+                f"{directory}/` removes it"
+            )
+        raise StateError(f"the S3 state {key} exists already; refusing to overwrite it{hint}")
 
     def _current(self) -> Document:
         doc = self._doc if self._doc is not None else self._refresh()
