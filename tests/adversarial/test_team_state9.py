@@ -1,0 +1,92 @@
+"""A PostgreSQL schema that already holds another program's tables by the names poolform's
+state uses (`meta`, `resources`, ...) but no poolform state.
+
+Before, `plan` read it as no state ("1 to add"), and `apply` changed the cloud and then failed
+on a raw SQL error (`relation "fa.intents" does not exist`, `column "resource_type" does not
+exist`), having added its own tables beside the other program's. Now both refuse at once,
+naming the tables, and nothing is created: not in the database, not in the cloud. A schema
+with unrelated tables of its own is still a fine place for a state."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.adversarial.conftest import Pf, cloud_holds
+from tests.state.services import drop_schema, new_schema, pg_url
+
+CONFIG = """kind: Cluster
+name: team
+provider: local
+state: {{backend: postgres, dsn: "${{env:TEAM_PG}}", key: {schema}}}
+---
+kind: ResourcePool
+name: seats
+capacity: {{seat: 2}}
+"""
+
+
+@pytest.fixture
+def schema() -> Iterator[tuple[str, str]]:
+    url, name = pg_url(), new_schema()
+    yield url, name
+    drop_schema(url, name)
+
+
+def tables(url: str, schema: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
+            "ORDER BY table_name",
+            (schema,),
+        ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def plant(url: str, schema: str, table: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        conn.execute(f'CREATE TABLE "{schema}".{table} (id INTEGER PRIMARY KEY, owner TEXT)')
+        conn.execute(f"INSERT INTO \"{schema}\".{table} VALUES (1, 'flyway')")
+
+
+@pytest.mark.parametrize("table", ["meta", "resources"])
+def test_another_programs_tables_are_named_and_nothing_is_made(
+    pf: Pf, tmp_path: Path, schema: tuple[str, str], table: str
+) -> None:
+    url, name = schema
+    plant(url, name, table)
+    directory = tmp_path / "team"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(CONFIG.format(schema=name))
+    env = {"TEAM_PG": url}
+    for args in (("plan", directory), ("apply", directory, "--auto-approve")):
+        result = pf(*args, env=env)
+        assert result.returncode == 1, (args, result.stdout)
+        assert f"is no poolform state: the schema holds table(s) {table}" in result.stderr
+        assert "internal error" not in result.stderr and "LINE 1" not in result.stderr
+        password = urlsplit(url).password
+        assert not password or password not in result.stderr + result.stdout
+    assert tables(url, name) == [table]
+    assert cloud_holds(directory) == 0
+
+
+def test_a_schema_with_unrelated_tables_still_takes_a_state(
+    pf: Pf, tmp_path: Path, schema: tuple[str, str]
+) -> None:
+    url, name = schema
+    plant(url, name, "orders")
+    directory = tmp_path / "team"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(CONFIG.format(schema=name))
+    env = {"TEAM_PG": url}
+    assert pf("apply", directory, "--auto-approve", env=env).returncode == 0
+    assert pf("plan", directory, "--detailed-exitcode", env=env).returncode == 0
+    assert "orders" in tables(url, name)
