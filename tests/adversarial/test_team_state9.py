@@ -90,3 +90,22 @@ def test_a_schema_with_unrelated_tables_still_takes_a_state(
     assert pf("apply", directory, "--auto-approve", env=env).returncode == 0
     assert pf("plan", directory, "--detailed-exitcode", env=env).returncode == 0
     assert "orders" in tables(url, name)
+
+
+def test_force_unlock_of_a_team_state_nobody_holds_names_the_backend(
+    pf: Pf, tmp_path: Path, schema: tuple[str, str]
+) -> None:
+    """It said "the state of . is not locked": with --chdir the directory is ".", and a team
+    state is not in any directory. Now it names the backend (without its password)."""
+    url, name = schema
+    directory = tmp_path / "team"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(CONFIG.format(schema=name))
+    env = {"TEAM_PG": url}
+    assert pf("apply", directory, "--auto-approve", env=env).returncode == 0
+    result = pf("force-unlock", "0123abcd", "--chdir", directory, env=env)
+    assert result.returncode == 1, result.stdout
+    assert "the state at postgresql://" in result.stderr and f"(schema {name})" in result.stderr
+    assert "is not locked (lock 0123abcd was released, or never taken)" in result.stderr
+    password = urlsplit(url).password
+    assert not password or password not in result.stderr
