@@ -132,3 +132,25 @@ def test_an_s3_snapshot_no_head_points_at_that_differs_is_named_with_its_removal
     assert "no head.json points at it" in again.stderr
     assert f"aws s3 rm --recursive s3://{BUCKET}/{prefix}/lineages/" in again.stderr
     assert tree_digest(directory) == before
+
+
+@pytest.mark.parametrize(
+    ("option", "url"),
+    [
+        ("--to", "postgresql://ops:Hunter2-Secret@[db.internal/infra?schema=capacity"),
+        ("--from", "postgres://ops:Hunter2-Secret@[::1/infra"),
+        ("--to", "s3://[team-state/capacity"),
+    ],
+)
+def test_a_migrate_url_that_does_not_parse_is_an_error_without_its_password(
+    pf: Pf, tmp_path: Path, option: str, url: str
+) -> None:
+    """It was `internal error: ValueError: Invalid IPv6 URL` (a bracket left open)."""
+    directory, _ = applied_twice(tmp_path, pf)
+    before = tree_digest(directory)
+    result = pf("state", "migrate", option, url, "--chdir", directory)
+    assert result.returncode == 1, result.stdout
+    assert "URL does not parse" in result.stderr, result.stderr
+    assert "internal error" not in result.stderr
+    assert "Hunter2-Secret" not in result.stderr + result.stdout
+    assert tree_digest(directory) == before
