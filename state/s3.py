@@ -298,8 +298,32 @@ class S3Backend:
         with self._mutex:
             doc = self._refresh()
             if doc is None:
+                self._refuse_headless()
                 return StateSnapshot(self._fresh_state().lineage, 0)
             return snapshot_of(doc)
+
+    def _refuse_headless(self) -> None:
+        """No head, yet a lineage directory under the prefix: the head of a state was deleted
+        (by hand, a lifecycle rule, another tool). Read as no state, the next apply would
+        start a new lineage beside it and plan the control-plane objects it keeps afresh:
+        damage, never a fresh start. (`exists()` still says no, so that `state migrate` run
+        again after it was cut off between its snapshot and its head can finish.)"""
+        self.requests["LIST"] += 1
+        lineages = f"{self.prefix}/lineages/"
+        with self._calling(f"listing {lineages}"):
+            page = self._client.list_objects_v2(Bucket=self.bucket, Prefix=lineages, MaxKeys=1)
+        found = page.get("Contents") or []
+        if not found:
+            return
+        lineage = str(found[0]["Key"])[len(lineages) :].split("/", 1)[0]
+        head = json.dumps({"layout": LAYOUT_VERSION, "lineage": lineage})
+        raise StateDamaged(
+            f"the state at {self._where} is damaged: {self.prefix}/head.json is missing, but "
+            f"{lineages}{lineage}/ holds a state (lineage {lineage}); no new state is started "
+            f"beside it. If it is this configuration's, put its head back: `echo '{head}' | "
+            f"aws s3 cp - s3://{self.bucket}/{self.prefix}/head.json`; otherwise give this "
+            "configuration another `state.key`"
+        )
 
     def history(self) -> list[HistoryEntry]:
         with self._mutex:
@@ -369,6 +393,7 @@ class S3Backend:
     def _current(self) -> Document:
         doc = self._doc if self._doc is not None else self._refresh()
         if doc is None:
+            self._refuse_headless()
             fresh = self._fresh_state()
             self._start(empty_document(fresh.lineage, fresh.salt))
             doc = self._doc
