@@ -157,7 +157,8 @@ class S3Backend:
     def _put(
         self, key: str, body: bytes, *, if_none_match: bool = False, if_match: str | None = None
     ) -> str | None:
-        """Write ``key``; its new ETag, or None when the condition failed (412/409)."""
+        """Write ``key``; its new ETag, or None when the condition failed (412/409) and the
+        key holds something else."""
         conditions: dict[str, str] = {}
         if if_none_match:
             conditions["IfNoneMatch"] = "*"
@@ -171,10 +172,15 @@ class S3Backend:
                     Bucket=self.bucket, Key=key, Body=body, **conditions
                 )
             except self._errors.ClientError as exc:
-                if self._refused(exc):
-                    return None
-                raise
-            return str(answer["ETag"])
+                if not self._refused(exc):
+                    raise
+            else:
+                return str(answer["ETag"])
+        # Refused: another writer, or this very write whose answer was lost (a 500 or a cut
+        # connection after S3 wrote it) and which botocore sent again. The key holding exactly
+        # these bytes is that write: S3 has it, and what it holds is what this writer meant.
+        found = self._get(key)
+        return found[1] if found is not None and found[0] == body else None
 
     def _list(self, prefix: str, after: str) -> list[str]:
         keys: list[str] = []
@@ -352,7 +358,7 @@ class S3Backend:
         body = self._dump(doc)
         etag = self._put(key, body, if_none_match=True)
         if etag is None:
-            etag = self._left_by_a_start_cut_short(key, body)
+            raise self._not_overwritten(key)
         head = self._dump({"layout": LAYOUT_VERSION, "lineage": doc["lineage"]})
         head_key = f"{self.prefix}/head.json"
         creating = self._doc is None
@@ -371,15 +377,10 @@ class S3Backend:
         self._snapshot_etag, self._snapshot_bytes, self._journal = etag, len(body), []
         created(self._where)
 
-    def _left_by_a_start_cut_short(self, key: str, body: bytes) -> str:
-        """The ETag of the snapshot at `key` when it is exactly `body`: a copy of this state
-        (`state migrate`, `state push`) killed or cut off between its snapshot and the head
-        that points at it wrote it, and running it again finishes the start. Anything else
-        there is never overwritten; one no head points at is named with the command that
-        removes it."""
-        found = self._get(key)
-        if found is not None and found[0] == body:
-            return found[1]
+    def _not_overwritten(self, key: str) -> StateError:
+        """A snapshot at `key` that is not the one being written (one that is, a copy of this
+        state cut off between its snapshot and its head left, and `_put` takes as written):
+        never overwritten; one no head points at is named with the command that removes it."""
         directory = key.rsplit("/", 1)[0]
         hint = ""
         if self._doc is None:
@@ -388,7 +389,7 @@ class S3Backend:
                 f"it holds nothing you need, `aws s3 rm --recursive s3://{self.bucket}/"
                 f"{directory}/` removes it"
             )
-        raise StateError(f"the S3 state {key} exists already; refusing to overwrite it{hint}")
+        return StateError(f"the S3 state {key} exists already; refusing to overwrite it{hint}")
 
     def _current(self) -> Document:
         doc = self._doc if self._doc is not None else self._refresh()
