@@ -281,9 +281,13 @@ def force_unlock(lock_id: str, directory: Path) -> None:
     with _backend(directory, must_exist=False) as backend:
         held = backend.current_lock()
         if held is None:
-            frees = " (its holder ended, and this backend frees such a lock by itself)"
+            # Named by its backend: with --chdir the directory is ".", and a team state is
+            # not in it. Nothing holds it: released by its holder, by an earlier force-unlock,
+            # or, on a backend that frees a dead holder's lock, with the holder's end.
+            frees = "; a dead holder's lock is freed by itself here" * backend.frees_dead_holder
             raise PoolformError(
-                f"the state of {directory} is not locked{frees if backend.frees_dead_holder else ''}"
+                f"the state at {backend.location} is not locked (lock {lock_id} was released, "
+                f"or never taken){frees}; nothing to unlock"
             )
         backend.force_unlock(lock_id)
     gone = "; its process was gone" if lock_is_stale(held) else ""
