@@ -183,7 +183,10 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
         lock_state(backend, "state push", parse_timeout(lock_timeout)),
     ):
         if backend.exists():
-            current = backend.read_salvaged().lineage
+            stored = backend.read_salvaged()
+            current = stored.lineage
+            if not force:
+                _refuse_another_state(file, snapshot, stored)
             ours = salt_check(backend.salt(current)) if snapshot.lineage == current else None
             differs = pushed_check is not None and ours is not None and pushed_check != ours
             if differs and _has_sensitive(snapshot) and not force:
@@ -197,6 +200,24 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
             backend.adopt(snapshot, salt=new_salt(), history=(), objects=())
             serial = snapshot.serial
     click.echo(f"Pushed {len(snapshot)} resources; the state is now at serial {serial}.")
+
+
+def _refuse_another_state(file: Path, pushed: StateSnapshot, stored: StateSnapshot) -> None:
+    """The backend refuses these too; said here in the terms of the file and of --force."""
+    if pushed.lineage != stored.lineage:
+        raise PoolformError(
+            f"{file} is the state of lineage {pushed.lineage}, not this state's "
+            f"({stored.lineage}): another configuration's state, or an earlier one of this "
+            "directory; nothing was pushed",
+            hint="pass --force to replace this state and every record in it with the file's",
+        )
+    if pushed.serial < stored.serial:
+        raise PoolformError(
+            f"{file} is at serial {pushed.serial}, older than this state (serial "
+            f"{stored.serial}): changes were recorded since it was pulled; nothing was pushed",
+            hint="`poolform state pull` again and make the edit there, or pass --force to "
+            "replace what was recorded since",
+        )
 
 
 def _salt_refusal(file: Path) -> PoolformError:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
 from pathlib import Path
 
 from tests.adversarial.conftest import Pf, cloud_holds
@@ -53,3 +54,28 @@ def test_a_push_that_moves_an_object_to_another_address_is_still_taken(
     assert result.returncode == 0, result.stderr
     listed = pf("state", "list", "--chdir", quick).stdout.split()
     assert "subject_policy.renamed" in listed and "subject_policy.research" not in listed
+
+
+def test_another_directorys_state_or_an_older_pull_is_refused_in_the_terms_of_force(
+    pf: Pf, quick: Path, tmp_path: Path
+) -> None:
+    """The refusals were the backend's words: "state lineage mismatch: expected <the file's>,
+    but the stored state has lineage <this one>; ...; force it", and "force the push", which
+    named no option. They now say which file, whose state, and `--force`."""
+    other = tmp_path / "other"
+    shutil.copytree(quick, other)
+    for directory in (quick, other):
+        assert pf("apply", directory, "--auto-approve").returncode == 0
+    theirs, older = tmp_path / "theirs.json", tmp_path / "older.json"
+    theirs.write_text(pf("state", "pull", "--chdir", other).stdout)
+    document = json.loads(pf("state", "pull", "--chdir", quick).stdout)
+    older.write_text(json.dumps({**document, "serial": document["serial"] - 1}))
+    state_db = quick / ".poolform" / "state.db"
+    before = state_db.read_bytes()
+    refusals = ((theirs, "is the state of lineage"), (older, "is at serial"))
+    for pushed, says in refusals:
+        result = pf("state", "push", pushed, "--chdir", quick)
+        assert result.returncode == 1, result.stdout
+        assert f"{pushed} {says}" in result.stderr and "pass --force" in result.stderr
+        assert "nothing was pushed" in result.stderr
+    assert state_db.read_bytes() == before
