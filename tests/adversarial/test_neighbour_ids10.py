@@ -5,7 +5,12 @@ one cloud account); a record carrying the other's worker pool id (pushed from an
 or restored from a file) made `plan` say "destroyed (no longer in the configuration)" while
 `drift` said it was gone from the provider, and `apply` (or `destroy`) then deleted the other
 configuration's worker pool. Now such a record is planned as `gone`: the record is removed,
-nothing in the cloud is touched."""
+nothing in the cloud is touched.
+
+`state rm` of that record untagged the other configuration's worker pool (the provider was
+told to forget whatever the ids named), so the other configuration's next plan recreated it
+(a second pool) and its drift said it was gone. Now `state rm` leaves alone what the provider
+marks as another lineage's, and says so."""
 
 from __future__ import annotations
 
@@ -88,3 +93,14 @@ def test_a_saved_plan_leaves_their_pool(
     applied = pf("apply", plan_file)
     assert applied.returncode == 0, applied.stderr
     assert their_workers_stand(pf, theirs)
+
+
+def test_state_rm_leaves_their_pool_tagged(pf: Pf, neighbours: tuple[Path, Path]) -> None:
+    ours, theirs = neighbours
+    removed = pf("state", "rm", STOLEN, "--chdir", ours)
+    assert removed.returncode == 0, removed.stderr
+    assert "as another state's (lineage" in removed.stdout
+    assert "it was left as it is" in removed.stdout
+    assert STOLEN not in pf("state", "list", "--chdir", ours).stdout
+    assert their_workers_stand(pf, theirs)
+    assert pf("drift", theirs).returncode == 0
