@@ -145,7 +145,7 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
         return kept.format(getattr(error, "message", str(error)))
     try:
         ref = ResourceRef(record.address, record.resource_type, record.provider_ids)
-        owners = {o.tags.get(TAG_LINEAGE) for o in provider.read([ref])} - {None, "", lineage}
+        owners = {o.tags.get(TAG_LINEAGE, "") for o in provider.read([ref])} - {"", lineage}
         if owners:
             return (
                 f"The provider marks {ids} as another state's (lineage {', '.join(sorted(owners))}"
