@@ -18,7 +18,7 @@ from reconciler.cli.common import lock_timeout_option, parse_timeout
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
-    from state import StateBackend, StateSnapshot
+    from state import ResourceRecord, StateBackend, StateSnapshot
 
 DIR_OPTION = click.option(
     "--dir",
@@ -123,6 +123,8 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
         if address not in snapshot and address not in snapshot.damaged:
             raise PoolformError(f"{address} is not in the state")
         record = snapshot.get(address)
+        if record is not None:
+            _refuse_stopping_jobs(directory, snapshot, record)
         backend.delete_resource(address, expected_lineage=snapshot.lineage)
         # After the record is gone: a crash in between leaves a tagged, unrecorded resource,
         # which plans report and never delete.
@@ -135,6 +137,25 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
         )
     click.echo(f"Removed {address} from the state (the resource itself was not touched).")
     click.echo(untagged)
+
+
+def _refuse_stopping_jobs(directory: Path, snapshot: StateSnapshot, record: ResourceRecord) -> None:
+    """The scheduler reads the applied state: a pool or policy forgotten is gone for it, and
+    the jobs on it are stopped or rejected at its next cycle, as after an apply deleting it."""
+    from reconciler.checks import load_configuration
+    from reconciler.usecases.job_impact import jobs_a_forget_affects
+
+    notes, unread = jobs_a_forget_affects(load_configuration(directory), snapshot, record)
+    if unread:
+        click.echo(f"warning: {unread}", err=True)
+    if notes:
+        raise PoolformError(
+            f"forgetting {record.address} would change the scheduler's jobs (for it, a "
+            f"forgotten object is gone, as a deleted one): {'; '.join(notes)}; nothing was "
+            "forgotten",
+            hint="let those jobs end, or cancel them (`poolform jobs cancel ID...`), then "
+            f"`poolform state rm {record.address}` again",
+        )
 
 
 @state.command("pull")

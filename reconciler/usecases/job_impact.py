@@ -19,7 +19,7 @@ from reconciler.loading import Configuration
 from reconciler.plan import Plan
 from reconciler.printable import one_line
 from reconciler.workspace import state_location, state_path
-from state import StateSnapshot
+from state import ResourceRecord, StateSnapshot
 
 if TYPE_CHECKING:
     from reconciler.scheduler.store import JobRecord
@@ -88,3 +88,28 @@ def _active_jobs(configuration: Configuration) -> list[JobRecord]:
         return store.jobs(active=True)
     finally:
         store.close()
+
+
+def jobs_a_forget_affects(
+    configuration: Configuration,
+    state: StateSnapshot,
+    record: ResourceRecord,
+    clock: Callable[[], float] = time.time,
+) -> tuple[tuple[str, ...], str | None]:
+    """What forgetting `record` (`state rm`) would do to the queue's active jobs, as the notes
+    a plan deleting it carries: the scheduler reads the applied state, so a forgotten pool or
+    policy is gone for it as a deleted one is. Returns the notes, and a warning instead when
+    the queue cannot be read."""
+    from reconciler.scheduler.impact import SCHEDULED_KINDS, ObjectChange, jobs_affected
+
+    if record.resource_type not in SCHEDULED_KINDS:
+        return (), None
+    try:
+        jobs = _active_jobs(configuration)
+    except (PoolformError, sqlite3.Error, OSError) as error:
+        return (), one_line(f"the job queue could not be read ({error}): jobs were not checked")
+    if not jobs:
+        return (), None
+    forgotten = ObjectChange(record.address, record.resource_type, "delete", None)
+    notes = jobs_affected(state, [forgotten], jobs, clock())
+    return tuple(one_line(note) for note in notes), None
