@@ -18,7 +18,7 @@ from reconciler.cli.common import lock_timeout_option, parse_timeout
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
-    from state import ResourceRecord, StateBackend, StateSnapshot
+    from state import StateBackend, StateSnapshot
 
 DIR_OPTION = click.option(
     "--dir",
@@ -113,6 +113,7 @@ def state_show(address: str, directory: Path) -> None:
 def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
     """Forget a resource (or a damaged record) without deleting it in the cloud."""
     from reconciler.usecases.importing import forget_in_provider
+    from state import StateSnapshot
     from state.locking import lock_state
 
     with (
@@ -124,7 +125,15 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
             raise PoolformError(f"{address} is not in the state")
         record = snapshot.get(address)
         if record is not None:
-            _refuse_stopping_jobs(directory, snapshot, record)
+            after = StateSnapshot.from_records(
+                snapshot.lineage, snapshot.serial, [r for r in snapshot if r.address != address]
+            )
+            refusal = _jobs_refusal(
+                directory, snapshot, after, f"forgetting {address}",
+                f"then `poolform state rm {address}` again",
+            )  # fmt: skip
+            if refusal is not None:
+                raise refusal
         backend.delete_resource(address, expected_lineage=snapshot.lineage)
         # After the record is gone: a crash in between leaves a tagged, unrecorded resource,
         # which plans report and never delete.
@@ -139,23 +148,24 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
     click.echo(untagged)
 
 
-def _refuse_stopping_jobs(directory: Path, snapshot: StateSnapshot, record: ResourceRecord) -> None:
+def _jobs_refusal(
+    directory: Path, before: StateSnapshot, after: StateSnapshot, what: str, then: str
+) -> PoolformError | None:
     """The scheduler reads the applied state: a pool or policy forgotten is gone for it, and
     the jobs on it are stopped or rejected at its next cycle, as after an apply deleting it."""
     from reconciler.checks import load_configuration
-    from reconciler.usecases.job_impact import jobs_a_forget_affects
+    from reconciler.usecases.job_impact import jobs_a_state_edit_affects
 
-    notes, unread = jobs_a_forget_affects(load_configuration(directory), snapshot, record)
+    notes, unread = jobs_a_state_edit_affects(load_configuration(directory), before, after)
     if unread:
         click.echo(f"warning: {unread}", err=True)
-    if notes:
-        raise PoolformError(
-            f"forgetting {record.address} would change the scheduler's jobs (for it, a "
-            f"forgotten object is gone, as a deleted one): {'; '.join(notes)}; nothing was "
-            "forgotten",
-            hint="let those jobs end, or cancel them (`poolform jobs cancel ID...`), then "
-            f"`poolform state rm {record.address}` again",
-        )
+    if not notes:
+        return None
+    return PoolformError(
+        f"{what} would change the scheduler's jobs (it reads the state: for it, a forgotten "
+        f"object is gone, as a deleted one): {'; '.join(notes)}; nothing was changed",
+        hint=f"let those jobs end, or cancel them (`poolform jobs cancel ID...`), {then}",
+    )
 
 
 @state.command("pull")
@@ -208,6 +218,12 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
             current = stored.lineage
             if not force:
                 _refuse_another_state(file, snapshot, stored)
+                refusal = _jobs_refusal(
+                    directory, stored, snapshot, f"pushing {file}",
+                    "then push again (or pass --force)",
+                )  # fmt: skip
+                if refusal is not None:
+                    raise refusal
             ours = salt_check(backend.salt(current)) if snapshot.lineage == current else None
             differs = pushed_check is not None and ours is not None and pushed_check != ours
             if differs and _has_sensitive(snapshot) and not force:
