@@ -194,7 +194,10 @@ def _has_sensitive(snapshot: StateSnapshot) -> bool:
 @click.argument("file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @DIR_OPTION
 @click.option(
-    "--force", is_flag=True, help="Accept another lineage, an older serial or another salt."
+    "--force",
+    is_flag=True,
+    help="Accept another lineage, an older serial, another salt, or the scheduler's jobs it "
+    "would stop or reject.",
 )
 @lock_timeout_option
 def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> None:
