@@ -252,8 +252,16 @@ def _locked_error(holder: LockInfo, configuration: Configuration, stale: bool) -
             f"{message}; that process is no longer running",
             hint=f"the lock is stale: run `poolform force-unlock {holder.lock_id}` with {where}",
         )
+    if configuration.cluster.state.backend not in ("postgres", "s3"):
+        # An OS lock: it goes with its holder, and force-unlock refuses a live one.
+        return PoolformError(
+            message,
+            hint="wait for it with --lock-timeout (e.g. --lock-timeout 2m); the lock frees "
+            "itself when that process ends (stop it to end it sooner)",
+        )
     return PoolformError(
         message,
-        hint="wait for it with --lock-timeout (e.g. --lock-timeout 2m); if its holder is gone "
-        f"for good, `poolform force-unlock {holder.lock_id}` with {where} removes the lock",
+        hint="wait for it with --lock-timeout (e.g. --lock-timeout 2m); a holder that died frees "
+        f"it by itself; if it hangs, `poolform force-unlock {holder.lock_id}` with {where} "
+        "breaks its lock",
     )

@@ -121,9 +121,9 @@ def test_a_held_lock_names_its_directory_and_force_unlock_refuses_a_live_holder(
         blocked = poolform("plan", quickstart)
         assert blocked.returncode == 1
         assert "the state is locked by someone@elsewhere" in blocked.stderr
-        assert f"`poolform force-unlock {held.lock_id}` with --chdir {quickstart}" in (
-            blocked.stderr
-        )
+        # Its hint is what works on SQLite: the lock goes with its holder.
+        assert "the lock frees itself when that process ends" in blocked.stderr
+        assert "force-unlock" not in blocked.stderr
         # A local lock frees itself when its holder ends: a live holder is not unlocked by force.
         refused = poolform("force-unlock", held.lock_id, "--chdir", quickstart)
         assert refused.returncode == 1

@@ -132,3 +132,25 @@ def test_sqlite_state_has_no_lock_rows_after_a_command(run, small: Path) -> None
     assert run("apply", small, "--auto-approve").code == 0
     with sqlite3.connect(state_db(small)) as db:
         assert db.execute("SELECT count(*) FROM lock").fetchone() == (0,)
+
+
+def test_a_held_team_lock_is_named_with_the_force_unlock_that_breaks_it(
+    run, small: Path, pg: tuple[str, str]
+) -> None:
+    """A PostgreSQL lock whose holder hangs can be broken (a local one cannot: see
+    tests/scenario/test_messages.py), so its hint names force-unlock with the directory."""
+    from state.postgres import PostgresBackend
+
+    dsn, schema = pg
+    use_backend(small, f"{{backend: postgres, dsn: '${{env:TEAM_PG}}', key: {schema}}}")
+    assert run("apply", small, "--auto-approve").code == 0
+    backend = PostgresBackend(dsn, schema=schema)
+    try:
+        held = backend.lock("apply", who="someone@elsewhere")
+        blocked = run("plan", small)
+        assert blocked.code == 1
+        assert "the state is locked by someone@elsewhere" in blocked.err
+        assert f"`poolform force-unlock {held.lock_id}` with --chdir {small}" in blocked.err
+        assert "a holder that died frees it by itself" in blocked.err
+    finally:
+        backend.close()
