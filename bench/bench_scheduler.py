@@ -167,7 +167,11 @@ def live_cycles(
     meter = Meter()
     store = open_store(meter)
     figures: dict[str, list[float]] = {
-        k: [] for k in ("wall", "cpu", "read", "schedule", "write", "preempted")
+        k: []
+        for k in (
+            *("wall", "cpu", "read", "schedule", "write"),
+            *("read_cpu", "schedule_cpu", "write_cpu", "preempted"),
+        )
     }
     try:
         executor = fill(store, config, busy=True, seed=seed)
@@ -189,6 +193,9 @@ def live_cycles(
                 figures["read"].append(meter.read_s)
                 figures["schedule"].append(meter.schedule_s)
                 figures["write"].append(meter.write_s)
+                figures["read_cpu"].append(meter.read_cpu_s)
+                figures["schedule_cpu"].append(meter.schedule_cpu_s)
+                figures["write_cpu"].append(meter.write_cpu_s)
                 figures["preempted"].append(len(report.preempted))
                 clock[0] += 1.0
     finally:
@@ -222,10 +229,10 @@ def live_rows(live: dict[str, dict[str, list[float]]]) -> list[Row]:
             (
                 f"(d) live cycle, {kind} store, no-op executor: the (a) queue (every job its own "
                 f"submission) on the busy pools (~{f['preempted'][0]:,.0f} preemptions in the "
-                f"first cycle), {len(f['wall'])} cycles: wall p50 / max (CPU); store read, "
-                "`schedule`, store write",
-                f"{ms('wall')} ms ({ms('cpu')} CPU); {ms('read')} + {ms('schedule')} + "
-                f"{ms('write')} ms",
+                f"first cycle), {len(f['wall'])} cycles: wall p50 / max (CPU); of it store "
+                "read, `schedule`, store write, wall (CPU)",
+                f"{ms('wall')} ms ({ms('cpu')} CPU); {ms('read')} ({ms('read_cpu')}) + "
+                f"{ms('schedule')} ({ms('schedule_cpu')}) + {ms('write')} ({ms('write_cpu')}) ms",
                 "—",
                 None,
             )

@@ -72,6 +72,11 @@ class Meter:
 
     store_s: float = 0.0
     schedule_s: float = 0.0
+    # CPU seconds (of this process: the server's work on PostgreSQL is not in them), which
+    # move less than wall time with the other work on a shared machine
+    store_cpu_s: float = 0.0
+    read_cpu_s: float = 0.0
+    schedule_cpu_s: float = 0.0
     calls: int = 0  # execute / executemany / COPY from Python
     steps: int = 0  # SQLite: statements stepped (executemany steps one per row)
     by_method: dict[str, float] = field(default_factory=dict)
@@ -87,8 +92,13 @@ class Meter:
         and the victims it asked to stop, to start and signal them)."""
         return self.store_s - self.read_s
 
+    @property
+    def write_cpu_s(self) -> float:
+        return self.store_cpu_s - self.read_cpu_s
+
     def reset(self) -> None:
         self.store_s = self.schedule_s = 0.0
+        self.store_cpu_s = self.read_cpu_s = self.schedule_cpu_s = 0.0
         self.calls = self.steps = 0
         self.by_method.clear()
 
@@ -106,12 +116,15 @@ class TimedStore:
         method = getattr(self._store, name)
 
         def timed(*args: Any, **kwargs: Any) -> Any:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             try:
                 return method(*args, **kwargs)
             finally:
-                spent = time.perf_counter() - started
+                spent, spent_cpu = time.perf_counter() - started, time.process_time() - cpu
                 self._meter.store_s += spent
+                self._meter.store_cpu_s += spent_cpu
+                if name in READS:
+                    self._meter.read_cpu_s += spent_cpu
                 self._meter.by_method[name] = self._meter.by_method.get(name, 0.0) + spent
 
         return timed
@@ -169,11 +182,12 @@ def timed_schedule(meter: Meter) -> Iterator[None]:
     real = vars(loop_module)["schedule"]
 
     def timed(*args: Any, **kwargs: Any) -> Any:
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         try:
             return real(*args, **kwargs)
         finally:
             meter.schedule_s += time.perf_counter() - started
+            meter.schedule_cpu_s += time.process_time() - cpu
 
     setattr(loop_module, "schedule", timed)  # noqa: B010 - the name the loop calls
     try:
