@@ -62,7 +62,8 @@ class DecodedRows:
         keep: dict[int, tuple[tuple[Any, ...], Amounts, JobRecord]] = {}
         records: list[JobRecord] = []
         for row in rows:
-            amounts = tuple(sorted(held.get(row[0], ())))
+            holds = held.get(row[0])
+            amounts = tuple(sorted(holds)) if holds else ()
             if not sound_types(row, amounts):
                 records.append(record_of(row, amounts))  # refused, naming the column
                 continue
