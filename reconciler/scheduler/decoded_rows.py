@@ -5,7 +5,8 @@ checked and decoded again (some 10-25 us a row). A row whose only changes are in
 that move from cycle to cycle (`MOVING`: a waiting job's reason, its bypass count and what it
 waits for, moves every cycle; claims and stop requests come and go) gets the record decoded
 before with the fields read from those columns again, as `record_of` reads them
-(`moving_fields`), after the row's checks (`check_row`).
+(`moving_fields`), once their values pass what `check_row` checks of them (`moving_checked`;
+one that does not is decoded afresh, and refused as it always was).
 
 What is kept is exactly the rows of the last whole read of the active jobs (the loop's read,
 each cycle), by job id, as other reads find them since (the loop reads back the rows it just
@@ -26,7 +27,7 @@ from typing import Any
 from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.sqlite_rows import (
     MOVING,
-    check_row,
+    moving_checked,
     moving_fields,
     record_of,
     replaced,
@@ -73,8 +74,7 @@ class DecodedRows:
                 before, _, decoded = found
                 if before == row:
                     record = decoded
-                elif _only_moved(before, row):
-                    check_row(row)  # what the new values must pass, as in record_of
+                elif _only_moved(before, row) and moving_checked(row):
                     record = replaced(decoded, **moving_fields(row))
             if record is None:
                 record = record_of(row, amounts)
