@@ -181,6 +181,20 @@ def snapshot_to_json(snapshot: StateSnapshot, *, salt: str | None = None) -> dic
     }
 
 
+def _refuse_shared_ids(records: list[ResourceRecord]) -> None:
+    """One cloud object recorded at two addresses: the plan would destroy the one the
+    configuration no longer declares, and with it the object the other still uses."""
+    owners: dict[str, str] = {}
+    for record in records:
+        for key, value in sorted(record.provider_ids.items()):
+            owner = owners.setdefault(value, record.address)
+            if owner != record.address:
+                raise StateError(
+                    f"resource {record.address!r}: provider_ids {key} {value!r} is also "
+                    f"recorded for {owner!r}: one cloud object cannot be two resources"
+                )
+
+
 def snapshot_from_json(doc: Any) -> StateSnapshot:
     """Parse and validate a push document; StateError names the first problem."""
     if not isinstance(doc, dict):
@@ -197,6 +211,7 @@ def snapshot_from_json(doc: Any) -> StateSnapshot:
     addresses = [r.address for r in records]
     if len(set(addresses)) != len(addresses):
         raise StateError("state document: duplicate resource addresses")
+    _refuse_shared_ids(records)
     intents: dict[str, CreateIntent] = {}
     items = doc.get("intents", [])
     if not isinstance(items, list):

@@ -92,10 +92,16 @@ def _s3(url: str) -> Location:
 def location_from_url(url: str, base: Path | None = None) -> Location:
     """The Location a ``state migrate`` URL names (a relative path is under ``base``)."""
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme in ("postgresql", "postgres"):
-        return _postgres(url)
-    if scheme == "s3":
-        return _s3(url)
+    try:
+        if scheme in ("postgresql", "postgres"):
+            return _postgres(url)
+        if scheme == "s3":
+            return _s3(url)
+    except ValueError as exc:  # urlsplit: a bracket left open, a port that is no number
+        # The URL is not repeated: a PostgreSQL one may hold a password.
+        raise StateError(
+            f"the {scheme}:// URL does not parse ({exc}; not shown: it may hold a password)"
+        ) from None
     if scheme in ("sqlite", "file"):
         url = url.split("://", 1)[1]
     elif scheme:

@@ -11,10 +11,16 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from state.errors import StateError
 from state.locking import lock_state
 from state.protocol import StateBackend
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from state.model import ControlObject, HistoryEntry, StateSnapshot
 
 __all__ = ["Migrated", "migrate"]
 
@@ -40,25 +46,28 @@ def migrate(source: StateBackend, target: StateBackend, lock_timeout: float = 0)
     ):
         if not source.exists():
             raise StateError(f"there is no state at {source.location} to copy")
-        if target.exists():
-            raise StateError(
-                f"a state exists at {target.location} already; refusing to overwrite it"
-            )
         snapshot = source.read()
         salt = source.salt(snapshot.lineage)
         history = source.history()
         objects = source.all_objects()
-        target.adopt(snapshot, salt=salt, history=history, objects=objects)
-        differs = [
-            what
-            for what, same in (
-                ("records, lineage or serial", target.read() == snapshot),
-                ("salt", target.salt(snapshot.lineage) == salt),
-                ("history", target.history() == history),
-                ("control-plane objects", target.all_objects() == objects),
-            )
-            if not same
-        ]
+        if target.exists():
+            # An earlier migrate killed (or cut off) after its copy was made and before it
+            # marked the source moved left exactly this copy: finish it. Anything else there
+            # (another state, or a copy the source has moved on from) is never overwritten.
+            left = _differences(target, snapshot, salt, history, objects)
+            if left == ["lineage"]:
+                raise StateError(
+                    f"a state exists at {target.location} already; refusing to overwrite it"
+                )
+            if left:
+                raise StateError(
+                    f"a state exists at {target.location} already, a copy of this state that "
+                    f"differs from it in its {', '.join(left)} (the source moved on since it "
+                    "was copied); refusing to overwrite it"
+                )
+        else:
+            target.adopt(snapshot, salt=salt, history=history, objects=objects)
+        differs = _differences(target, snapshot, salt, history, objects)
         if differs:
             raise StateError(
                 f"the copy at {target.location} differs from {source.location} in its "
@@ -74,6 +83,29 @@ def migrate(source: StateBackend, target: StateBackend, lock_timeout: float = 0)
         len(history),
         len(objects),
     )
+
+
+def _differences(
+    target: StateBackend,
+    snapshot: StateSnapshot,
+    salt: str,
+    history: Sequence[HistoryEntry],
+    objects: Sequence[ControlObject],
+) -> list[str]:
+    """What of the source's state the target does not hold exactly ([]: a whole copy)."""
+    copied = target.read()
+    if copied.lineage != snapshot.lineage:
+        return ["lineage"]
+    return [
+        what
+        for what, same in (
+            ("records, lineage or serial", copied == snapshot),
+            ("salt", target.salt(snapshot.lineage) == salt),
+            ("history", target.history() == history),
+            ("control-plane objects", target.all_objects() == objects),
+        )
+        if not same
+    ]
 
 
 def _same_state(source: StateBackend, target: StateBackend) -> bool:

@@ -40,7 +40,13 @@ from state.model import (
     ResourceRecord,
     StateSnapshot,
 )
-from state.postgres_schema import check_layout, create_statements, layout_query, quoted_schema
+from state.postgres_schema import (
+    STATE_TABLES,
+    check_layout,
+    create_statements,
+    layout_query,
+    quoted_schema,
+)
 from state.records import (
     MAX_SERIAL,
     StoredRecord,
@@ -169,11 +175,10 @@ class PostgresBackend(SqlObjectTable):
                 " AND table_name = 'layout'",
                 (self.schema,),
             ).fetchone()
-            if found is None:
+            row = None if found is None else conn.execute(layout_query(self.schema)).fetchone()
+            if row is None:  # no state yet (or the scheduler's tables alone)
+                self._refuse_foreign_tables(conn)
                 return False
-            row = conn.execute(layout_query(self.schema)).fetchone()
-            if row is None:
-                return False  # the scheduler's tables alone: no state yet
             check_layout(row[0], self._where)
             meta = conn.execute(f"SELECT lineage, serial, moved_to FROM {self._s}.meta").fetchall()
         if len(meta) != 1:
@@ -184,6 +189,27 @@ class PostgresBackend(SqlObjectTable):
         if meta[0][2]:
             raise StateMoved(self._where, meta[0][2])
         return True
+
+    def _refuse_foreign_tables(self, conn: psycopg.Connection[Any]) -> None:
+        """A schema with no state in it may hold tables of its own, but none by the names
+        poolform's state uses: another program's `meta` or `resources` would be read as a
+        state, or written into, half-way through an apply (a raw SQL error, after the cloud
+        had changed). Refused before anything is read or made."""
+        taken = [
+            str(row[0])
+            for row in conn.execute(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
+                " AND table_name = ANY(%s) ORDER BY table_name",
+                (self.schema, list(STATE_TABLES)),
+            ).fetchall()
+        ]
+        if taken:
+            raise StateDamaged(
+                f"the PostgreSQL state at {self._where} is no poolform state: the schema holds "
+                f"table(s) {', '.join(taken)} but no layout row for a state; tables of "
+                "another program, or a state whose layout table was lost; poolform reads and "
+                "writes neither. Give the state a schema of its own (the Cluster's `state.key`)"
+            )
 
     def _fresh_state(self) -> FreshState:
         if self._fresh is None:

@@ -13,10 +13,11 @@ from typing import Any
 
 from state.errors import StateDamaged, StateError
 
-__all__ = ["LAYOUT_VERSION", "create_statements", "layout_query", "quoted_schema"]
+__all__ = ["LAYOUT_VERSION", "STATE_TABLES", "create_statements", "layout_query", "quoted_schema"]
 
 LAYOUT_VERSION = 1
 COMPONENT = "state"
+STATE_TABLES = ("meta", "resources", "intents", "history", "lock", "objects")
 _IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]{0,62}")
 
 

@@ -157,7 +157,8 @@ class S3Backend:
     def _put(
         self, key: str, body: bytes, *, if_none_match: bool = False, if_match: str | None = None
     ) -> str | None:
-        """Write ``key``; its new ETag, or None when the condition failed (412/409)."""
+        """Write ``key``; its new ETag, or None when the condition failed (412/409) and the
+        key holds something else."""
         conditions: dict[str, str] = {}
         if if_none_match:
             conditions["IfNoneMatch"] = "*"
@@ -171,10 +172,15 @@ class S3Backend:
                     Bucket=self.bucket, Key=key, Body=body, **conditions
                 )
             except self._errors.ClientError as exc:
-                if self._refused(exc):
-                    return None
-                raise
-            return str(answer["ETag"])
+                if not self._refused(exc):
+                    raise
+            else:
+                return str(answer["ETag"])
+        # Refused: another writer, or this very write whose answer was lost (a 500 or a cut
+        # connection after S3 wrote it) and which botocore sent again. The key holding exactly
+        # these bytes is that write: S3 has it, and what it holds is what this writer meant.
+        found = self._get(key)
+        return found[1] if found is not None and found[0] == body else None
 
     def _list(self, prefix: str, after: str) -> list[str]:
         keys: list[str] = []
@@ -298,8 +304,32 @@ class S3Backend:
         with self._mutex:
             doc = self._refresh()
             if doc is None:
+                self._refuse_headless()
                 return StateSnapshot(self._fresh_state().lineage, 0)
             return snapshot_of(doc)
+
+    def _refuse_headless(self) -> None:
+        """No head, yet a lineage directory under the prefix: the head of a state was deleted
+        (by hand, a lifecycle rule, another tool). Read as no state, the next apply would
+        start a new lineage beside it and plan the control-plane objects it keeps afresh:
+        damage, never a fresh start. (`exists()` still says no, so that `state migrate` run
+        again after it was cut off between its snapshot and its head can finish.)"""
+        self.requests["LIST"] += 1
+        lineages = f"{self.prefix}/lineages/"
+        with self._calling(f"listing {lineages}"):
+            page = self._client.list_objects_v2(Bucket=self.bucket, Prefix=lineages, MaxKeys=1)
+        found = page.get("Contents") or []
+        if not found:
+            return
+        lineage = str(found[0]["Key"])[len(lineages) :].split("/", 1)[0]
+        head = json.dumps({"layout": LAYOUT_VERSION, "lineage": lineage})
+        raise StateDamaged(
+            f"the state at {self._where} is damaged: {self.prefix}/head.json is missing, but "
+            f"{lineages}{lineage}/ holds a state (lineage {lineage}); no new state is started "
+            f"beside it. If it is this configuration's, put its head back: `echo '{head}' | "
+            f"aws s3 cp - s3://{self.bucket}/{self.prefix}/head.json`; otherwise give this "
+            "configuration another `state.key`"
+        )
 
     def history(self) -> list[HistoryEntry]:
         with self._mutex:
@@ -328,7 +358,7 @@ class S3Backend:
         body = self._dump(doc)
         etag = self._put(key, body, if_none_match=True)
         if etag is None:
-            raise StateError(f"the S3 state {key} exists already; refusing to overwrite it")
+            raise self._not_overwritten(key)
         head = self._dump({"layout": LAYOUT_VERSION, "lineage": doc["lineage"]})
         head_key = f"{self.prefix}/head.json"
         creating = self._doc is None
@@ -347,9 +377,24 @@ class S3Backend:
         self._snapshot_etag, self._snapshot_bytes, self._journal = etag, len(body), []
         created(self._where)
 
+    def _not_overwritten(self, key: str) -> StateError:
+        """A snapshot at `key` that is not the one being written (one that is, a copy of this
+        state cut off between its snapshot and its head left, and `_put` takes as written):
+        never overwritten; one no head points at is named with the command that removes it."""
+        directory = key.rsplit("/", 1)[0]
+        hint = ""
+        if self._doc is None:
+            hint = (
+                f": no head.json points at it (a copy of this state cut short); after checking "
+                f"it holds nothing you need, `aws s3 rm --recursive s3://{self.bucket}/"
+                f"{directory}/` removes it"
+            )
+        return StateError(f"the S3 state {key} exists already; refusing to overwrite it{hint}")
+
     def _current(self) -> Document:
         doc = self._doc if self._doc is not None else self._refresh()
         if doc is None:
+            self._refuse_headless()
             fresh = self._fresh_state()
             self._start(empty_document(fresh.lineage, fresh.salt))
             doc = self._doc

@@ -91,11 +91,16 @@ def observe_group(group: Mapping[str, Any], version: Version | None) -> Observed
         "desired": group["DesiredCapacity"],
         "running": running_count(group),
     }
-    if version is not None:  # the template is gone: leave its keys out rather than guess
+    if version is not None:
         attributes.update(template_view(resource_type, version.data, version.defaults))
         attributes["template_version"] = version.number
         if resource_type == "machine_type":
             attributes["zones"] = zones_view(group, tags)
+    elif template_id:
+        # The template the group launches from was deleted behind poolform's back: the group
+        # can launch nothing. Its other keys are left out rather than guessed; an instance type
+        # of none is drift, and the plan replaces the group's template (a new one is made).
+        attributes["instance_type"] = None
     return Observed(address, resource_type, ids, attributes, tags)
 
 

@@ -6,7 +6,7 @@ and translates what is left into a `ProviderError`:
 
 - 429 / 500 / 502 / 503 / 504, DeadlineExceeded, connection errors      -> RETRYABLE
 - ZONE_RESOURCE_POOL_EXHAUSTED(_WITH_DETAILS), QUOTA_EXCEEDED, stockouts -> CAPACITY, with the
-  cloud's message; on a spot machine type the message says spot capacity ran out
+  cloud's message; on a spot machine type a stockout says spot capacity ran out (a quota does not)
 - 404                                                                    -> NOT_FOUND
 - everything else (bad request, permission, credentials)                 -> PERMANENT
 
@@ -73,9 +73,14 @@ _context: contextvars.ContextVar[Context] = contextvars.ContextVar(
 )
 
 
-def _capacity_message(message: str) -> str:
+QUOTA_CODES = frozenset({"QUOTA_EXCEEDED", "quotaExceeded"})
+
+
+def _capacity_message(message: str, codes: Iterable[str]) -> str:
+    """A spot machine type's stockout says so; a quota is a quota, spot or not (it wants a
+    quota increase, not another zone or a later try)."""
     context = _context.get()
-    if context.spot:
+    if context.spot and not QUOTA_CODES & set(codes):
         return f"spot capacity unavailable (GCE has no spot VMs of this type to give): {message}"
     return message
 
@@ -109,7 +114,7 @@ def translate(error: BaseException) -> ProviderError:
             kind = ErrorKind.CAPACITY if kind is ErrorKind.CAPACITY else ErrorKind.RETRYABLE
         message = f"GCE {status}: {error.message}" if status else f"GCE: {error.message}"
         if kind is ErrorKind.CAPACITY:
-            message = _capacity_message(message)
+            message = _capacity_message(message, reasons)
         return ProviderError(kind, message, address=address)
     if isinstance(error, api.RetryError | requests.ConnectionError | requests.Timeout):
         return ProviderError(ErrorKind.RETRYABLE, f"GCE unreachable: {error}", address=address)
@@ -136,7 +141,7 @@ def translate_operation(operation: Any) -> ProviderError | None:
     detail = "; ".join(f"{e.code}: {e.message}" for e in errors)
     message = f"GCE operation {operation.operation_type or ''} on {operation.target_link}: {detail}"
     if kind is ErrorKind.CAPACITY:
-        message = _capacity_message(message)
+        message = _capacity_message(message, codes)
     return ProviderError(kind, message, address=_context.get().address)
 
 
@@ -152,7 +157,7 @@ def translate_instance_errors(group: str, errors: list[dict[str, Any]]) -> Provi
     detail = "; ".join(dict.fromkeys(f"{code}: {message}" for code, message in pairs))
     message = f"GCE could not create instances of group {group}: {detail}"
     if kind is ErrorKind.CAPACITY:
-        message = _capacity_message(message)
+        message = _capacity_message(message, (code for code, _ in pairs))
     return ProviderError(kind, message, address=_context.get().address)
 
 

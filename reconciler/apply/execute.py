@@ -21,6 +21,7 @@ from providers.protocol import (
 )
 from reconciler.plan.expand import DesiredResource
 from reconciler.plan.model import Action, ReplaceStrategy, ResourceChange
+from reconciler.plan.reasons import Reason
 from state import ResourceRecord, StateBackend, StateSnapshot
 
 
@@ -94,7 +95,8 @@ class ChangeExecutor:
             else (record.provider_ids if record else {})
         )
         try:
-            self.provider.delete(change.address, change.resource_type, ids)
+            if change.reason_code is not Reason.GONE:  # nothing of this state's is left there
+                self.provider.delete(change.address, change.resource_type, ids)
         except ProviderError as error:
             if error.kind is not ErrorKind.NOT_FOUND:
                 raise

@@ -237,7 +237,7 @@ def on_json_error(
 
 def json_error_document(operation: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """For a command whose `--json` output is one document (`plan`, `show`, `drift`, `jobs
-    list`, `jobs show`, `pools status`): an error prints one error document instead
+    submit`, `jobs list`, `jobs show`, `pools status`): an error prints one error document instead
     (reconciler/cli/error.schema.json): the text stderr shows, the exit code and a
     configuration's diagnostics."""
 

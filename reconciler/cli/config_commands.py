@@ -156,13 +156,26 @@ def fmt(target: Path, check: bool) -> int:
     """Rewrite the configuration's YAML files in one canonical layout, comments kept.
 
     Lists the files it changed (with --check: would change). Exit 0, 3 with --check when a
-    file would change, 1 when a file cannot be read or parsed (that file is left alone).
+    file would change, 1 when a file cannot be read or parsed (that file is left alone) or
+    a FILE given is not named *.yaml or *.yml.
     """
     from reconciler.errors import YamlProblem
     from reconciler.loading.formatting import FormatRefused, format_text
-    from reconciler.loading.sources import list_sources, read_single_file, yaml_diagnostic
+    from reconciler.loading.sources import (
+        SUFFIXES,
+        list_sources,
+        read_single_file,
+        yaml_diagnostic,
+    )
     from schemas.text import printable
 
+    named_file = not target.is_dir() and (target.exists() or target.is_symlink())
+    if named_file and not target.name.endswith(SUFFIXES):
+        # Any text reads as YAML (a Dockerfile is one plain scalar): laid out, it is ruined.
+        raise PoolformError(
+            f"{printable(str(target))} is not a *.yaml or *.yml file; fmt left it alone",
+            hint="give a configuration directory or one of its YAML files",
+        )
     listing = list_sources(target) if target.is_dir() else read_single_file(target)
     problems = list(listing.problems)
     changed = []

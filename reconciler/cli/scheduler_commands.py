@@ -32,6 +32,8 @@ from reconciler.cli.scheduler_options import (
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
+    from reconciler.scheduler.jobfile import Overrides
+    from reconciler.scheduler.jobs import Submitted
     from reconciler.scheduler.loop import CycleReport
     from reconciler.scheduler.store import JobRecord
 
@@ -89,16 +91,11 @@ def jobs_submit(
     directory: Path | None,
 ) -> None:
     """Queue a job (no running scheduler needed); exit 1 if no pool could ever run it."""
-    from reconciler.scheduler import jobs as usecases
     from reconciler.scheduler.jobfile import Overrides
     from reconciler.scheduler.views import submitted_json
 
-    ctx = job_context(directory, near=job_file, submitting=True)
-    try:
-        overrides = Overrides(pool, subject, num_jobs, priority, preemptible)
-        result = usecases.submit(ctx, job_file, overrides)
-    finally:
-        ctx.close()
+    overrides = Overrides(pool, subject, num_jobs, priority, preemptible)
+    result = _submit(job_file, overrides, directory, as_json=as_json)
     if as_json:
         _echo_json(submitted_json(result.jobs))
     if result.rejected is not None:
@@ -112,6 +109,22 @@ def jobs_submit(
         click.echo(
             f"Submitted {first.name}{ranks} to pool {first.pool}: job id(s) {_ids(result.jobs)}"
         )
+
+
+@json_error_document("jobs submit")
+def _submit(
+    job_file: Path, overrides: Overrides, directory: Path | None, *, as_json: bool
+) -> Submitted:
+    """The submit itself. A job file or queue refused here prints the error document with
+    --json; a job recorded as rejected prints the submitted jobs instead (their status says
+    it), so stdout always holds one document."""
+    from reconciler.scheduler import jobs as usecases
+
+    ctx = job_context(directory, near=job_file, submitting=True)
+    try:
+        return usecases.submit(ctx, job_file, overrides)
+    finally:
+        ctx.close()
 
 
 @jobs.command("list")
@@ -191,6 +204,14 @@ def jobs_cancel(
     if gone and pool is not None:
         raise click.UsageError(
             "--gone takes job ids, not --pool: name each job whose place is gone"
+        )
+    if job_ids and pool is not None:
+        # Read either way (these jobs, and all of the pool's; or these jobs if on the pool),
+        # one reading cancels jobs the user did not mean: refused, as SkyPilot refuses ids with
+        # --all, rather than guessed.
+        raise click.UsageError(
+            "name the jobs to cancel or give --pool (every queued and running job of the "
+            "pool), not both; nothing was cancelled"
         )
     ctx = job_context(directory)
     try:

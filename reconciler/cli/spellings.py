@@ -18,8 +18,10 @@ SHARED = frozenset(
     {
         "auto-approve",
         "chdir",
+        "check",  # fmt
         "destroy",
         "detailed-exitcode",
+        "force",  # state push
         "json",
         "lock-timeout",
         "no-color",

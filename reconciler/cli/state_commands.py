@@ -113,6 +113,7 @@ def state_show(address: str, directory: Path) -> None:
 def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
     """Forget a resource (or a damaged record) without deleting it in the cloud."""
     from reconciler.usecases.importing import forget_in_provider
+    from state import StateSnapshot
     from state.locking import lock_state
 
     with (
@@ -123,11 +124,21 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
         if address not in snapshot and address not in snapshot.damaged:
             raise PoolformError(f"{address} is not in the state")
         record = snapshot.get(address)
+        if record is not None:
+            after = StateSnapshot.from_records(
+                snapshot.lineage, snapshot.serial, [r for r in snapshot if r.address != address]
+            )
+            refusal = _jobs_refusal(
+                directory, snapshot, after, f"forgetting {address}",
+                f"then `poolform state rm {address}` again",
+            )  # fmt: skip
+            if refusal is not None:
+                raise refusal
         backend.delete_resource(address, expected_lineage=snapshot.lineage)
         # After the record is gone: a crash in between leaves a tagged, unrecorded resource,
         # which plans report and never delete.
         untagged = (
-            forget_in_provider(directory, record)
+            forget_in_provider(directory, record, snapshot.lineage)
             if record is not None
             else "Its record was damaged, so the provider still marks the resource as this "
             f"state's: plans report it and never delete it; `poolform import {address} ID` "
@@ -135,6 +146,26 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
         )
     click.echo(f"Removed {address} from the state (the resource itself was not touched).")
     click.echo(untagged)
+
+
+def _jobs_refusal(
+    directory: Path, before: StateSnapshot, after: StateSnapshot, what: str, then: str
+) -> PoolformError | None:
+    """The scheduler reads the applied state: a pool or policy forgotten is gone for it, and
+    the jobs on it are stopped or rejected at its next cycle, as after an apply deleting it."""
+    from reconciler.checks import load_configuration
+    from reconciler.usecases.job_impact import jobs_a_state_edit_affects
+
+    notes, unread = jobs_a_state_edit_affects(load_configuration(directory), before, after)
+    if unread:
+        click.echo(f"warning: {unread}", err=True)
+    if not notes:
+        return None
+    return PoolformError(
+        f"{what} would change the scheduler's jobs (it reads the state: for it, a forgotten "
+        f"object is gone, as a deleted one): {'; '.join(notes)}; nothing was changed",
+        hint=f"let those jobs end, or cancel them (`poolform jobs cancel ID...`), {then}",
+    )
 
 
 @state.command("pull")
@@ -163,7 +194,10 @@ def _has_sensitive(snapshot: StateSnapshot) -> bool:
 @click.argument("file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
 @DIR_OPTION
 @click.option(
-    "--force", is_flag=True, help="Accept another lineage, an older serial or another salt."
+    "--force",
+    is_flag=True,
+    help="Accept another lineage, an older serial, another salt, or the scheduler's jobs it "
+    "would stop or reject.",
 )
 @lock_timeout_option
 def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> None:
@@ -183,7 +217,16 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
         lock_state(backend, "state push", parse_timeout(lock_timeout)),
     ):
         if backend.exists():
-            current = backend.read_salvaged().lineage
+            stored = backend.read_salvaged()
+            current = stored.lineage
+            if not force:
+                _refuse_another_state(file, snapshot, stored)
+                refusal = _jobs_refusal(
+                    directory, stored, snapshot, f"pushing {file}",
+                    "then push again (or pass --force)",
+                )  # fmt: skip
+                if refusal is not None:
+                    raise refusal
             ours = salt_check(backend.salt(current)) if snapshot.lineage == current else None
             differs = pushed_check is not None and ours is not None and pushed_check != ours
             if differs and _has_sensitive(snapshot) and not force:
@@ -197,6 +240,24 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
             backend.adopt(snapshot, salt=new_salt(), history=(), objects=())
             serial = snapshot.serial
     click.echo(f"Pushed {len(snapshot)} resources; the state is now at serial {serial}.")
+
+
+def _refuse_another_state(file: Path, pushed: StateSnapshot, stored: StateSnapshot) -> None:
+    """The backend refuses these too; said here in the terms of the file and of --force."""
+    if pushed.lineage != stored.lineage:
+        raise PoolformError(
+            f"{file} is the state of lineage {pushed.lineage}, not this state's "
+            f"({stored.lineage}): another configuration's state, or an earlier one of this "
+            "directory; nothing was pushed",
+            hint="pass --force to replace this state and every record in it with the file's",
+        )
+    if pushed.serial < stored.serial:
+        raise PoolformError(
+            f"{file} is at serial {pushed.serial}, older than this state (serial "
+            f"{stored.serial}): changes were recorded since it was pulled; nothing was pushed",
+            hint="`poolform state pull` again and make the edit there, or pass --force to "
+            "replace what was recorded since",
+        )
 
 
 def _salt_refusal(file: Path) -> PoolformError:
@@ -281,9 +342,13 @@ def force_unlock(lock_id: str, directory: Path) -> None:
     with _backend(directory, must_exist=False) as backend:
         held = backend.current_lock()
         if held is None:
-            frees = " (its holder ended, and this backend frees such a lock by itself)"
+            # Named by its backend: with --chdir the directory is ".", and a team state is
+            # not in it. Nothing holds it: released by its holder, by an earlier force-unlock,
+            # or, on a backend that frees a dead holder's lock, with the holder's end.
+            frees = "; a dead holder's lock is freed by itself here" * backend.frees_dead_holder
             raise PoolformError(
-                f"the state of {directory} is not locked{frees if backend.frees_dead_holder else ''}"
+                f"the state at {backend.location} is not locked (lock {lock_id} was released, "
+                f"or never taken){frees}; nothing to unlock"
             )
         backend.force_unlock(lock_id)
     gone = "; its process was gone" if lock_is_stale(held) else ""

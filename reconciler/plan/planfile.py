@@ -127,6 +127,9 @@ def is_plan_file(path: Path) -> bool:
 
 def read_plan(path: Path) -> SavedPlan:
     """The saved plan and the configuration directory it was made from."""
+    if path.exists() and not path.is_file():
+        # A device or a pipe (`show /dev/zero`) would be read without end.
+        raise PoolformError(f"{path} is not a readable plan file: not a regular file")
     try:
         envelope = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:

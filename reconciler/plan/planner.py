@@ -95,6 +95,9 @@ def make_plan(
             resource.resource_type if resource else (record.resource_type if record else "")
         )
         gone = address in refresh.missing and resource is not None
+        # Undeclared and not found under this state's tags: deleting by the recorded ids would
+        # reach whatever now has them (another state's object, one `state rm` untagged).
+        vanished = address in refresh.missing and resource is None and record is not None
         change = classify(
             resource,
             None if gone or record is None else record.attributes,
@@ -107,6 +110,8 @@ def make_plan(
             change = _retitled(change, Reason.ADOPT)
         elif gone:
             change = _retitled(change, Reason.MISSING)
+        elif vanished:
+            change = _retitled(change, Reason.GONE)
         elif address in refreshed.drifted and resource is not None:
             change = _restoring(change, refreshed.drifted[address], resource, record)
         if change.action is Action.NOOP and (short := refresh.shortfalls.get(address)):

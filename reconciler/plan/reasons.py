@@ -21,6 +21,7 @@ class Reason(enum.StrEnum):
     RESIZE = "resize"
     UPDATE = "update"
     MISSING = "missing"
+    GONE = "gone"  # undeclared and missing: only the record goes, nothing in the cloud
     ADOPT = "adopt"
     TAINTED = "tainted"
     DRIFT = "drift"  # undoes a change made outside poolform, by the change's own means
@@ -42,6 +43,8 @@ TEXT: dict[Reason, str] = {
     Reason.RESIZE: "resize in place",
     Reason.UPDATE: "update in place",
     Reason.MISSING: "recorded, but missing from the provider: it will be recreated",
+    Reason.GONE: "recorded, but not found in the provider under this state's tags: only its "
+    "record is removed (nothing is deleted by the ids it records)",
     Reason.ADOPT: "created by an interrupted apply: it will be adopted, not duplicated",
     Reason.TAINTED: "tainted: the last apply did not finish it",
     Reason.DRIFT: "changed outside poolform ({attributes}); {then}",

@@ -7,7 +7,7 @@ import codecs
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -85,14 +85,14 @@ def list_jobs(
     return found
 
 
-def _known_pool(ctx: SchedulerContext, pool: str) -> list[JobRecord]:
-    """The pool's jobs; an error when it has none and is not applied either: a misspelt pool
-    must not read as "no jobs there" (a pool an apply removed still lists its jobs)."""
-    of_pool = ctx.store.jobs(pool=pool)
-    if not of_pool and pool not in (applied := ctx.read_config().pools):
+def _known_pool(ctx: SchedulerContext, pool: str) -> None:
+    """An error when the pool is not applied and has no jobs either: a misspelt pool must not
+    read as "no jobs there" (a pool an apply removed still lists its jobs). The configuration
+    is asked first: a pool's history of jobs can be long."""
+    applied = ctx.read_config().pools
+    if pool not in applied and not ctx.store.jobs(pool=pool):
         known = ", ".join(sorted(applied)) or "none"
         raise PoolformError(f"no pool named {pool} is applied (pools: {known})")
-    return of_pool
 
 
 def _get(ctx: SchedulerContext, job_id: int) -> JobRecord:
@@ -142,29 +142,32 @@ def cancel(
     there stops it (see `cancel_gone` for a place that is gone)."""
     if not job_ids and pool is None:
         raise PoolformError("name the jobs to cancel, or a pool with --pool")
-    wanted = [_get(ctx, job_id).id for job_id in job_ids]
+    wanted = {job.id: job for job in (_get(ctx, job_id) for job_id in job_ids)}
     if pool is not None:
-        of_pool = _known_pool(ctx, pool)  # misspelt: an error, not "nothing left to cancel"
-        wanted += [job.id for job in of_pool if job.status not in TERMINAL]
+        # Only the pool's unfinished jobs are read: its history can be far longer.
+        of_pool = ctx.store.jobs(pool=pool, active=True)
+        if not of_pool:
+            _known_pool(ctx, pool)  # misspelt: an error, not "nothing left to cancel"
+        wanted.update((job.id, job) for job in of_pool)
     place = here(ctx)
-    _record_ends(ctx, sorted(set(wanted)), place)
-    changed = ctx.store.cancel(sorted(set(wanted)), ctx.clock(), grace)
+    _record_ends(ctx, wanted.values(), place)
+    changed = ctx.store.cancel(sorted(wanted), ctx.clock(), grace)
     for job in changed:
         if job.status in HOLDING and job.pid is not None and not runs_elsewhere(job, place):
             ctx.executor.signal(job.id, job.attempt, job.pid, kill=False)
     return changed
 
 
-def _record_ends(ctx: SchedulerContext, job_ids: Sequence[int], place: Place | None) -> None:
+def _record_ends(ctx: SchedulerContext, jobs: Iterable[JobRecord], place: Place | None) -> None:
     """A held job whose process has already ended with a status (the scheduler is stopped, or
     has not looked since) finished on its own: its end is recorded as it was (succeeded, or
     failed with its code), never turned into a cancel of work that ran to its end. One whose
     worker an apply removed ended as the scheduler would record it: queued again (and then
-    cancelled), not failed for the stop it was given."""
+    cancelled), not failed for the stop it was given. `jobs`: as read by this command."""
     tracked = ctx.executor if isinstance(ctx.executor, Tracked) else None
     endings: list[Ended] = []
     config = None
-    for job in ctx.store.jobs(ids=list(job_ids)):
+    for job in jobs:
         if job.status not in HOLDING or job.pid is None or runs_elsewhere(job, place):
             continue
         if tracked is None:

@@ -392,7 +392,8 @@ class PostgresStore:
             writes = Writes(conn, self._s, now)
             cancelled = reason(ReasonCode.CANCELLED)
             ended = writes.end_queued([(job, cancelled) for job in wanted], Status.CANCELLED)
-            rest = [job for job in wanted if job not in set(ended)]
+            done = set(ended)
+            rest = [job for job in wanted if job not in done]
             stopping = dict(
                 conn.execute(
                     f"UPDATE {self._s}.sched_jobs SET stop = 'cancel',"

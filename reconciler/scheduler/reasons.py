@@ -63,7 +63,7 @@ TEXT: dict[ReasonCode, str] = {
     ReasonCode.PROCESS_LIMIT: (
         "the scheduler runs at most {limit} job(s) at once (scheduler run --max-running)"
     ),
-    ReasonCode.POLICY_LIMIT_REACHED: "policy {policy} would pass its limit on {deficit}",
+    ReasonCode.POLICY_LIMIT_REACHED: "policy {policy} would pass its limit by {deficit}",
     ReasonCode.RESERVATION_FULL: (
         "non-preemptible work of policy {policy} may use only its reservation, "
         "which is short of {deficit}"

@@ -330,7 +330,8 @@ class SqliteStore:
         with self._txn() as conn:
             writes = Writes(conn, now)
             ended = writes.end_queued([(job, cancelled) for job in job_ids], Status.CANCELLED)
-            rest = [job for job in job_ids if job not in set(ended)]
+            done = set(ended)
+            rest = [job for job in job_ids if job not in done]
             changed = ended + writes.ask_to_cancel(rest, grace)
             writes.flush()
             return self._select(conn, *_among(changed)) if changed else []

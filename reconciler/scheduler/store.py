@@ -39,7 +39,7 @@ class NewJob:
     priority: int | None = None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # a store can read hundreds of thousands of them
 class JobRecord:
     id: int
     batch: int

@@ -16,6 +16,7 @@ from providers.protocol import (
     ErrorKind,
     Provider,
     ProviderError,
+    ResourceRef,
 )
 from reconciler.errors import PoolformError
 from reconciler.plan.expand import expand
@@ -125,10 +126,12 @@ def import_resource(
     return ImportedResource(address, dict(observed.provider_ids))
 
 
-def forget_in_provider(directory: Path, record: ResourceRecord) -> str:
+def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) -> str:
     """`state rm`'s second half: the provider stops marking the resource as this state's
     (removes poolform's tags, or records it as forgotten), so no plan or drift sees it again.
-    Returns what happened, in words for the user."""
+    What the provider marks as another lineage's is left as it is: the record's ids named
+    another state's resource, whose tags that state's plans need. Returns what happened, in
+    words for the user."""
     ids = ", ".join(f"{k} {v}" for k, v in sorted(record.provider_ids.items()))
     if not ids:
         return "It had no provider ids: there was nothing to untag."
@@ -141,6 +144,13 @@ def forget_in_provider(directory: Path, record: ResourceRecord) -> str:
     except (ProviderError, PoolformError) as error:
         return kept.format(getattr(error, "message", str(error)))
     try:
+        ref = ResourceRef(record.address, record.resource_type, record.provider_ids)
+        owners = {o.tags.get(TAG_LINEAGE, "") for o in provider.read([ref])} - {"", lineage}
+        if owners:
+            return (
+                f"The provider marks {ids} as another state's (lineage {', '.join(sorted(owners))}"
+                "), not this one's: it was left as it is."
+            )
         provider.forget(record.address, record.resource_type, record.provider_ids)
     except ProviderError as error:
         if error.kind is ErrorKind.NOT_FOUND:

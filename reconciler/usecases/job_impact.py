@@ -88,3 +88,40 @@ def _active_jobs(configuration: Configuration) -> list[JobRecord]:
         return store.jobs(active=True)
     finally:
         store.close()
+
+
+def jobs_a_state_edit_affects(
+    configuration: Configuration,
+    before: StateSnapshot,
+    after: StateSnapshot,
+    clock: Callable[[], float] = time.time,
+) -> tuple[tuple[str, ...], str | None]:
+    """What editing the state from `before` to `after` by hand (`state rm`, `state push`)
+    would do to the queue's active jobs, as the notes of a plan making those changes: the
+    scheduler reads the applied state, so a forgotten pool or policy is gone for it as a
+    deleted one is, and a record pushed with other values is applied as they say. Returns the
+    notes, and a warning instead when the queue cannot be read."""
+    from reconciler.scheduler.impact import SCHEDULED_KINDS, ObjectChange, jobs_affected
+
+    changes = [
+        ObjectChange(r.address, r.resource_type, "delete", None)
+        for r in before
+        if r.address not in after
+    ]
+    for record in after:
+        was = before.get(record.address)
+        if was is None or was.attributes != record.attributes:
+            action = "create" if was is None else "update"
+            changes.append(
+                ObjectChange(record.address, record.resource_type, action, record.attributes)
+            )
+    if not any(change.resource_type in SCHEDULED_KINDS for change in changes):
+        return (), None
+    try:
+        jobs = _active_jobs(configuration)
+    except (PoolformError, sqlite3.Error, OSError) as error:
+        return (), one_line(f"the job queue could not be read ({error}): jobs were not checked")
+    if not jobs:
+        return (), None
+    notes = jobs_affected(before, changes, jobs, clock())
+    return tuple(one_line(note) for note in notes), None

@@ -192,6 +192,25 @@ CASES = [
         missing=frozenset({QUOTA}),
     ),
     Case(
+        "undeclared and gone from the provider: only the record goes",
+        config(team=False),
+        [(TEAM, Action.DELETE, Reason.GONE)],
+        applied=config(),
+        missing=frozenset({TEAM}),
+    ),
+    Case(
+        "destroy of what is gone from the provider: only the record goes",
+        config(),
+        [
+            (CPU, Action.DELETE, Reason.DESTROY_REQUESTED),
+            (TEAM, Action.DELETE, Reason.GONE),
+            (QUOTA, Action.DELETE, Reason.DESTROY_REQUESTED),
+        ],
+        applied=config(),
+        options=PlanOptions(destroy=True),
+        missing=frozenset({TEAM}),
+    ),
+    Case(
         "made by an interrupted apply: adopted",
         config(team=False),
         [(QUOTA, Action.CREATE, Reason.ADOPT)],

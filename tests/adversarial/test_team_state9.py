@@ -1,0 +1,160 @@
+"""Team state that is not what it seems.
+
+A PostgreSQL schema that already holds another program's tables by the names poolform's
+state uses (`meta`, `resources`, ...) but no poolform state.
+
+Before, `plan` read it as no state ("1 to add"), and `apply` changed the cloud and then failed
+on a raw SQL error (`relation "fa.intents" does not exist`, `column "resource_type" does not
+exist`), having added its own tables beside the other program's. Now both refuse at once,
+naming the tables, and nothing is created: not in the database, not in the cloud. A schema
+with unrelated tables of its own is still a fine place for a state.
+
+An S3 state whose head.json was deleted (by hand, a lifecycle rule, another tool) while its
+lineage directory stayed read as no state at all: `plan` planned everything afresh (the local
+and cloud providers then refused, finding their resources under the old lineage; the
+control-plane objects the backend itself keeps would have been made again), and `apply` started
+a new lineage beside the old one. Now it is damage, named with the command that puts the head
+back; after that, the plan is empty again."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.adversarial.conftest import Pf, cloud_holds
+from tests.state.services import BUCKET, drop_schema, moto_s3, new_schema, pg_url, s3_endpoint
+
+__all__ = ["moto_s3", "s3_endpoint"]
+
+CONFIG = """kind: Cluster
+name: team
+provider: local
+state: {{backend: postgres, dsn: "${{env:TEAM_PG}}", key: {schema}}}
+---
+kind: ResourcePool
+name: seats
+capacity: {{seat: 2}}
+"""
+
+
+@pytest.fixture
+def schema() -> Iterator[tuple[str, str]]:
+    url, name = pg_url(), new_schema()
+    yield url, name
+    drop_schema(url, name)
+
+
+def tables(url: str, schema: str) -> list[str]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        rows = conn.execute(
+            "SELECT table_name FROM information_schema.tables WHERE table_schema = %s "
+            "ORDER BY table_name",
+            (schema,),
+        ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
+def plant(url: str, schema: str, table: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+        conn.execute(f'CREATE TABLE "{schema}".{table} (id INTEGER PRIMARY KEY, owner TEXT)')
+        conn.execute(f"INSERT INTO \"{schema}\".{table} VALUES (1, 'flyway')")
+
+
+@pytest.mark.parametrize("table", ["meta", "resources"])
+def test_another_programs_tables_are_named_and_nothing_is_made(
+    pf: Pf, tmp_path: Path, schema: tuple[str, str], table: str
+) -> None:
+    url, name = schema
+    plant(url, name, table)
+    directory = tmp_path / "team"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(CONFIG.format(schema=name))
+    env = {"TEAM_PG": url}
+    for args in (("plan", directory), ("apply", directory, "--auto-approve")):
+        result = pf(*args, env=env)
+        assert result.returncode == 1, (args, result.stdout)
+        assert f"is no poolform state: the schema holds table(s) {table}" in result.stderr
+        assert "internal error" not in result.stderr and "LINE 1" not in result.stderr
+        password = urlsplit(url).password
+        assert not password or password not in result.stderr + result.stdout
+    assert tables(url, name) == [table]
+    assert cloud_holds(directory) == 0
+
+
+def test_a_schema_with_unrelated_tables_still_takes_a_state(
+    pf: Pf, tmp_path: Path, schema: tuple[str, str]
+) -> None:
+    url, name = schema
+    plant(url, name, "orders")
+    directory = tmp_path / "team"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(CONFIG.format(schema=name))
+    env = {"TEAM_PG": url}
+    assert pf("apply", directory, "--auto-approve", env=env).returncode == 0
+    assert pf("plan", directory, "--detailed-exitcode", env=env).returncode == 0
+    assert "orders" in tables(url, name)
+
+
+def test_force_unlock_of_a_team_state_nobody_holds_names_the_backend(
+    pf: Pf, tmp_path: Path, schema: tuple[str, str]
+) -> None:
+    """It said "the state of . is not locked": with --chdir the directory is ".", and a team
+    state is not in any directory. Now it names the backend (without its password)."""
+    url, name = schema
+    directory = tmp_path / "team"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(CONFIG.format(schema=name))
+    env = {"TEAM_PG": url}
+    assert pf("apply", directory, "--auto-approve", env=env).returncode == 0
+    result = pf("force-unlock", "0123abcd", "--chdir", directory, env=env)
+    assert result.returncode == 1, result.stdout
+    assert "the state at postgresql://" in result.stderr and f"(schema {name})" in result.stderr
+    assert "is not locked (lock 0123abcd was released, or never taken)" in result.stderr
+    password = urlsplit(url).password
+    assert not password or password not in result.stderr
+
+
+def test_an_s3_state_whose_head_was_deleted_is_damage_not_a_fresh_start(
+    pf: Pf, tmp_path: Path, s3_endpoint: str
+) -> None:
+    import json
+    import uuid
+
+    import boto3
+
+    prefix = f"h9-{uuid.uuid4().hex[:8]}"
+    directory = tmp_path / "team"
+    directory.mkdir()
+    (directory / "config.yaml").write_text(
+        CONFIG.replace('{{backend: postgres, dsn: "${{env:TEAM_PG}}", key: {schema}}}', "{state}")
+        .format(state=f"{{backend: s3, bucket: {BUCKET}, key: {prefix}}}")
+    )  # fmt: skip
+    env = {"AWS_ENDPOINT_URL": s3_endpoint}
+    assert pf("apply", directory, "--auto-approve", env=env).returncode == 0
+    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1")
+    head = json.loads(client.get_object(Bucket=BUCKET, Key=f"{prefix}/head.json")["Body"].read())
+    client.delete_object(Bucket=BUCKET, Key=f"{prefix}/head.json")
+
+    def keys() -> list[str]:
+        listed = client.list_objects_v2(Bucket=BUCKET, Prefix=f"{prefix}/lineages/")
+        return sorted(item["Key"] for item in listed.get("Contents", []))
+
+    before = keys()
+    for args in (("plan", directory), ("apply", directory, "--auto-approve")):
+        result = pf(*args, env=env)
+        assert result.returncode == 1, (args, result.stdout)
+        assert f"{prefix}/head.json is missing, but {prefix}/lineages/" in result.stderr
+        assert f"lineage {head['lineage']}" in result.stderr
+        assert "aws s3 cp - s3://" in result.stderr
+    assert keys() == before  # no new lineage started beside it
+
+    client.put_object(Bucket=BUCKET, Key=f"{prefix}/head.json", Body=json.dumps(head).encode())
+    assert pf("plan", directory, "--detailed-exitcode", env=env).returncode == 0
