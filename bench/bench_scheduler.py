@@ -10,25 +10,44 @@
     admission per class, preemptions and invariant violations, beside Kueue's published
     figures and the trace's capacity lower bound;
 (c) the live loop with its SQLite store and a no-op executor (jobs end as soon as they start):
-    admissions per second.
+    admissions per second;
+(d) one cycle of the live loop (`SchedulerLoop`, its SQLite store, a no-op executor whose
+    processes run until signalled) over the (a) queue, every job its own submission, on the
+    (a) busy pools: wall and CPU time (p50 / max of N cycles), split into the store's reads,
+    `schedule` and the store's writes; the same on PostgreSQL with POOLFORM_TEST_PG_URL (or
+    --pg-url).
 
-    python bench/bench_scheduler.py            # ~2 minutes on 2 cores; --no-write to only print
+    python bench/bench_scheduler.py            # ~3 minutes on 2 cores; --no-write to only print
+    python bench/bench_scheduler.py --only d   # one case, printed only (--cycles N, --pg-url)
 
-The table is printed and written into bench/README.md between the scheduler markers.
+The table is printed and written into bench/README.md between the scheduler markers (only
+when every case ran).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._shared import write_figures
+from bench._shared import calibration, write_figures
+from bench.live_loop import (
+    Meter,
+    NoopExecutor,
+    TimedStore,
+    drop_schemas,
+    fill,
+    postgres_opener,
+    sqlite_opener,
+    timed_schedule,
+)
 from bench.scheduler_trace import (
     KUEUE,
     big_config,
@@ -39,12 +58,11 @@ from bench.scheduler_trace import (
     naive_priority_fifo,
     replay,
 )
-from reconciler.scheduler.executor import Launch, Observation, Phase
 from reconciler.scheduler.loop import LoopSettings, SchedulerLoop
 from reconciler.scheduler.model import JobRequest, Status
 from reconciler.scheduler.schedule import schedule
 from reconciler.scheduler.sqlite_store import SqliteStore
-from reconciler.scheduler.store import NewJob
+from reconciler.scheduler.store import NewJob, SchedulerStore
 from tests.scheduler.builders import config as build_config
 
 README = Path(__file__).resolve().parent / "README.md"
@@ -99,15 +117,6 @@ def bench_cycle(seeds: int, runs: int, batch: int) -> dict[str, float]:
     }
 
 
-def calibration() -> float:
-    """CPU seconds for 10 million additions in a Python loop: how fast this machine is today
-    (about 0.45 s on a quiet modern core)."""
-    started, total = time.process_time(), 0
-    for i in range(10_000_000):
-        total += i
-    return time.process_time() - started
-
-
 def bench_kueue() -> dict[str, float]:
     trace = kueue_trace()
     result = replay(trace, kueue_config())
@@ -124,29 +133,6 @@ def bench_kueue() -> dict[str, float]:
         figures[f"{kind}_s"] = statistics.mean(result.final_wait[kind])
         figures[f"{kind}_first_s"] = statistics.mean(result.first_wait[kind])
     return figures
-
-
-class NoopExecutor:
-    """Starts nothing: every attempt 'runs' and has exited 0 by the next look."""
-
-    def __init__(self) -> None:
-        self.started: dict[tuple[int, int], int] = {}
-
-    def start(self, launch: Launch) -> int:
-        self.started[(launch.job, launch.attempt)] = len(self.started) + 1
-        return len(self.started)
-
-    def observe(self, job: int, attempt: int, *, fence: bool = False) -> Observation:
-        pid = self.started.get((job, attempt))
-        if pid is None:
-            return Observation(Phase.NOT_STARTED)
-        return Observation(Phase.EXITED, pid, 0)
-
-    def signal(self, job: int, attempt: int, pid: int, *, kill: bool) -> None:
-        return None
-
-    def log_path(self, job: int) -> None:
-        return None
 
 
 def bench_loop(jobs: int = 5_000, capacity: int = 500) -> dict[str, float]:
@@ -171,12 +157,91 @@ def bench_loop(jobs: int = 5_000, capacity: int = 500) -> dict[str, float]:
     return {"jobs": done, "cycles": cycles, "seconds": elapsed, "admissions_per_s": done / elapsed}
 
 
-def table(
-    cycles: dict[int, dict[str, float]], kueue: dict[str, float], loop: dict[str, float]
-) -> list[str]:
-    bound = kueue["lower_bound_s"]
-    ratio = kueue["total_s"] / bound
-    rows: list[tuple[str, str, str, bool | None]] = []
+def live_cycles(
+    open_store: Callable[[Meter], SchedulerStore], cycles: int, seed: int
+) -> dict[str, list[float]]:
+    """`cycles` cycles of the live loop on a store filled with the (a) queue (every job its
+    own submission) and the (a) busy pools' running jobs: per cycle, seconds of wall time, of
+    CPU, of the store's reads, of `schedule` and of the store's writes."""
+    config = big_config()
+    meter = Meter()
+    store = open_store(meter)
+    figures: dict[str, list[float]] = {
+        k: []
+        for k in (
+            *("wall", "cpu", "read", "schedule", "write"),
+            *("read_cpu", "schedule_cpu", "write_cpu", "preempted"),
+        )
+    }
+    try:
+        executor = fill(store, config, busy=True, seed=seed)
+        clock = [1_000.0]  # one second a cycle: claims and deadlines move as they would
+        loop = SchedulerLoop(
+            TimedStore(store, meter),
+            executor,
+            lambda: config,
+            lambda: clock[0],
+            LoopSettings(max_running=None),
+        )
+        with timed_schedule(meter):
+            for _ in range(cycles):
+                meter.reset()
+                wall, cpu = time.perf_counter(), time.process_time()
+                report = loop.cycle()
+                figures["wall"].append(time.perf_counter() - wall)
+                figures["cpu"].append(time.process_time() - cpu)
+                figures["read"].append(meter.read_s)
+                figures["schedule"].append(meter.schedule_s)
+                figures["write"].append(meter.write_s)
+                figures["read_cpu"].append(meter.read_cpu_s)
+                figures["schedule_cpu"].append(meter.schedule_cpu_s)
+                figures["write_cpu"].append(meter.write_cpu_s)
+                figures["preempted"].append(len(report.preempted))
+                clock[0] += 1.0
+    finally:
+        store.close()
+    return figures
+
+
+def bench_live(cycles: int, seed: int, pg_url: str | None) -> dict[str, dict[str, list[float]]]:
+    with tempfile.TemporaryDirectory() as directory:
+        live = {"SQLite": live_cycles(sqlite_opener(Path(directory)), cycles, seed)}
+    if pg_url:
+        schemas: list[str] = []
+        try:
+            live["PostgreSQL"] = live_cycles(postgres_opener(pg_url, schemas), cycles, seed)
+        finally:
+            drop_schemas(pg_url, schemas)
+    return live
+
+
+Row = tuple[str, str, str, bool | None]
+
+
+def live_rows(live: dict[str, dict[str, list[float]]]) -> list[Row]:
+    rows: list[Row] = []
+    for kind, f in live.items():
+
+        def ms(key: str, f: dict[str, list[float]] = f) -> str:
+            return f"{statistics.median(f[key]) * 1000:,.0f} / {max(f[key]) * 1000:,.0f}"
+
+        rows.append(
+            (
+                f"(d) live cycle, {kind} store, no-op executor: the (a) queue (every job its own "
+                f"submission) on the busy pools (~{f['preempted'][0]:,.0f} preemptions in the "
+                f"first cycle), {len(f['wall'])} cycles: wall p50 / max (CPU); of it store "
+                "read, `schedule`, store write, wall (CPU)",
+                f"{ms('wall')} ms ({ms('cpu')} CPU); {ms('read')} ({ms('read_cpu')}) + "
+                f"{ms('schedule')} ({ms('schedule_cpu')}) + {ms('write')} ({ms('write_cpu')}) ms",
+                "—",
+                None,
+            )
+        )
+    return rows
+
+
+def cycle_rows(cycles: dict[int, dict[str, float]]) -> list[Row]:
+    rows: list[Row] = []
     for batch, cycle in cycles.items():
         how = "in batches of 1-20 ranks" if batch > 1 else "every job its own submission"
         rows += [
@@ -203,6 +268,13 @@ def table(
                 None,
             ),
         ]
+    return rows
+
+
+def kueue_rows(kueue: dict[str, float]) -> list[Row]:
+    bound = kueue["lower_bound_s"]
+    ratio = kueue["total_s"] / bound
+    rows: list[Row] = []
     rows.append(
         (
             f"(b) Kueue baseline replayed ({kueue['jobs']:,} jobs): total vs capacity lower bound",
@@ -229,6 +301,12 @@ def table(
             "0 violations",
             kueue["violations"] == 0,
         ),
+    ]
+    return rows
+
+
+def loop_rows(loop: dict[str, float]) -> list[Row]:
+    return [
         (
             f"(c) live loop, SQLite store, no-op executor: {loop['jobs']:,} jobs through a "
             f"500-slot pool in {loop['cycles']} cycles",
@@ -237,6 +315,9 @@ def table(
             loop["admissions_per_s"] >= 400,
         ),
     ]
+
+
+def table(rows: list[Row]) -> list[str]:
     lines = ["| measurement | figure | target | met |", "| --- | --- | --- | --- |"]
     for what, figure, target, met in rows:
         shown = "—" if met is None else ("yes" if met else "no")
@@ -252,18 +333,30 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cycles", type=int, default=6, help="(d): live cycles per store")
+    parser.add_argument("--seed", type=int, default=1, help="(d): the queue's seed")
+    parser.add_argument(
+        "--pg-url", default=os.environ.get("POOLFORM_TEST_PG_URL"), help="(d) on PostgreSQL too"
+    )
+    parser.add_argument("--only", choices=("a", "b", "c", "d"), help="one case, printed only")
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     speed = calibration()
-    cycles = {batch: bench_cycle(args.seeds, args.runs, batch) for batch in (20, 1)}
-    print("(a) done", flush=True)
-    kueue = bench_kueue()
-    print("(b) done", flush=True)
-    loop = bench_loop()
-    lines = table(cycles, kueue, loop)
-    print(f"10 million Python additions: {speed:.2f} s of CPU")
+    print(f"10 million Python additions: {speed:.2f} s of CPU", flush=True)
+    rows: list[Row] = []
+    if args.only in (None, "a"):
+        rows += cycle_rows({batch: bench_cycle(args.seeds, args.runs, batch) for batch in (20, 1)})
+        print("(a) done", flush=True)
+    if args.only in (None, "b"):
+        rows += kueue_rows(bench_kueue())
+        print("(b) done", flush=True)
+    if args.only in (None, "c"):
+        rows += loop_rows(bench_loop())
+    if args.only in (None, "d"):
+        rows += live_rows(bench_live(args.cycles, args.seed, args.pg_url))
+    lines = table(rows)
     print("\n".join(lines))
-    if not args.no_write:
+    if not args.no_write and args.only is None:
         write_readme(lines, speed)
 
 

@@ -42,6 +42,8 @@ from reconciler.scheduler.postgres_writes import Writes
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.sqlite_rows import (
     COLUMNS,
+    HELD_VALUES,
+    STATUS,
     cycle_of,
     event_of,
     request_json,
@@ -250,7 +252,7 @@ class PostgresStore:
             f"SELECT {COLUMNS} FROM {self._s}.sched_jobs {where} ORDER BY id", args
         ).fetchall()
         held: dict[int, list[tuple[str, int]]] = {}
-        ids = [row[0] for row in rows if row[10] in (Status.ADMITTED, Status.RUNNING)]
+        ids = [row[0] for row in rows if row[STATUS] in HELD_VALUES]
         if ids:
             for job, key, amount in conn.execute(
                 f"SELECT job, key, amount FROM {self._s}.sched_allocations WHERE job = ANY(%s)",

@@ -134,6 +134,8 @@ BYPASSED = "bypassed"
 
 
 def _render(value: Any) -> str:
+    if type(value) is str:  # most values: said as they are (a loop renders thousands a cycle)
+        return value
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value)
     if isinstance(value, Mapping):  # amounts per key, in units (a deficit, an excess)
@@ -157,7 +159,11 @@ class Reason:
         return {"code": self.code.value, "message": self.message}
 
     def detail_json(self) -> str:
-        return json.dumps(dict(self.detail), sort_keys=True, default=str)
+        return _DETAIL_JSON(dict(self.detail))
+
+
+# json.dumps(detail, sort_keys=True, default=str), without making an encoder at every call
+_DETAIL_JSON = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 def reason(code: ReasonCode, /, **detail: Any) -> Reason:

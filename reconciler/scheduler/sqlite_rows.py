@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import operator
 import sqlite3
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -10,7 +12,7 @@ from typing import Any, TypeVar
 from reconciler.errors import PoolformError
 from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.executor import Place
-from reconciler.scheduler.model import JobRequest, Status
+from reconciler.scheduler.model import HOLDING, JobRequest, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode
 from reconciler.scheduler.store import Event, JobRecord
 
@@ -51,6 +53,12 @@ COLUMNS = (
     " stop_deadline, killed, preempted_for, claim_until, place_host, place_name, place_dir,"
     " pid_start"
 )
+_NAMES = tuple(name.strip() for name in COLUMNS.split(","))
+COLUMN_INDEX = {name: i for i, name in enumerate(_NAMES)}
+STATUS = COLUMN_INDEX["status"]
+# The statuses of jobs that hold capacity, as stored: a row's status is text, and comparing
+# it with the enum's members costs ten times as much on a deep queue's read.
+HELD_VALUES = frozenset(status.value for status in HOLDING)
 # Columns added after the first release, with their types: a store made before has none of
 # them (its rows read None: an attempt with no recorded place), and gets them when opened.
 ADDED_COLUMNS = (
@@ -186,7 +194,6 @@ _KINDS: dict[str, tuple[str, bool]] = {
     "place_host": ("text", True), "place_name": ("text", True), "place_dir": ("text", True),
     "pid_start": ("count", True),
 }  # fmt: skip
-_NAMES = tuple(name.strip() for name in COLUMNS.split(","))
 assert set(_NAMES) == set(_KINDS), "every column read has a kind"
 _TYPES: dict[str, tuple[type, ...]] = {
     "int": (int,), "count": (int,), "time": (int, float), "text": (str,)
@@ -222,8 +229,8 @@ _WHAT = {"int": "a whole number", "count": "a whole number", "time": "a number",
 def sound_types(row: tuple[Any, ...], amounts: Amounts) -> bool:
     """Every column holds a value of its kind's type (or NULL where one may be), and every
     amount held is a whole number: the part of the checks that equal values can differ in."""
-    return all(map(isinstance, row, _ROW_TYPES)) and all(
-        type(amount) is int for _, amount in amounts
+    return all(map(isinstance, row, _ROW_TYPES)) and (
+        not amounts or all(type(amount) is int for _, amount in amounts)
     )
 
 
@@ -262,6 +269,70 @@ def reason_of(code: str | None, detail: str | None) -> Reason | None:
     return _bounded(_REASONS, (code, detail), lambda: _reason(code, detail))
 
 
+_STATUSES = {status.value: status for status in Status}  # Status(text), without its cost
+
+
+def replaced(record: JobRecord, **changes: Any) -> JobRecord:
+    """`record` with some fields changed, as `dataclasses.replace` makes it, at half its cost
+    (which reads the fields one by one and passes them by name): a loop cycle on a deep queue
+    makes thousands."""
+    values = list(_FIELDS_OF(record))
+    for name, value in changes.items():
+        values[_FIELD_AT[name]] = value
+    return JobRecord(*values)
+
+
+_FIELD_NAMES = tuple(f.name for f in dataclasses.fields(JobRecord))
+_FIELDS_OF = operator.attrgetter(*_FIELD_NAMES)
+_FIELD_AT = {name: i for i, name in enumerate(_FIELD_NAMES)}
+
+
+# The columns a queued or held job's row changes in from cycle to cycle (its reason, a claim,
+# a stop request), in two runs of COLUMNS' order: (first, last) of each.
+MOVING = (
+    (COLUMN_INDEX["reason_code"], COLUMN_INDEX["reason_detail"]),
+    (COLUMN_INDEX["stop"], COLUMN_INDEX["claim_until"]),
+)
+_CODE, _DETAIL, _STOP, _DEADLINE, _KILLED, _FOR, _CLAIM = (
+    COLUMN_INDEX[name]
+    for name in (
+        "reason_code", "reason_detail", "stop", "stop_deadline", "killed", "preempted_for",
+        "claim_until",
+    )
+)  # fmt: skip
+assert [_NAMES[first : last + 1] for first, last in MOVING] == [
+    ("reason_code", "reason_message", "reason_detail"),
+    ("stop", "stop_deadline", "killed", "preempted_for", "claim_until"),
+]
+
+
+# The MOVING columns check_row looks into beyond their types: numbers of seconds (a range).
+_MOVING_TIMES = tuple(i for i in _TIMES if any(a <= i <= b for a, b in MOVING))
+
+
+def moving_checked(row: tuple[Any, ...]) -> bool:
+    """Whether the MOVING columns of a row whose types passed (`sound_types`) pass the rest of
+    `check_row` too: what is left to check of a row that differs from one that passed it in
+    those columns only."""
+    return all(row[i] is None or -_LARGEST <= row[i] <= _LARGEST for i in _MOVING_TIMES)
+
+
+def moving_fields(row: tuple[Any, ...]) -> dict[str, Any]:
+    """The record's fields read from the MOVING columns of a row `check_row` passed (the
+    reason's message is stored for readers of the table only, and read by nobody here)."""
+    stop = row[_STOP]
+    if stop not in (None, "preempt", "cancel"):
+        raise DamagedRow(row[0], "stop", ValueError(f"{stop!r} is no stop request"))
+    return {
+        "reason": reason_of(row[_CODE], row[_DETAIL]),
+        "stop": stop,
+        "stop_deadline": row[_DEADLINE],
+        "killed": bool(row[_KILLED]),
+        "preempted_for": row[_FOR],
+        "claim_until": row[_CLAIM],
+    }
+
+
 def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
     check_row(row)
     (
@@ -276,9 +347,9 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         retries,
         retries_left,
         status,
-        code,
+        _code,
         _message,
-        detail,
+        _detail,
         submitted_at,
         pool,
         subject,
@@ -292,11 +363,11 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         worker_dir,
         attempt,
         pid,
-        stop,
-        stop_deadline,
-        killed,
-        preempted_for,
-        claim_until,
+        _stop,
+        _stop_deadline,
+        _killed,
+        _preempted_for,
+        _claim_until,
         place_host,
         place_name,
         place_dir,
@@ -310,12 +381,10 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         job_envs = _envs(envs)
     except _UNREADABLE as error:
         raise DamagedRow(job_id, "envs", error) from None
-    try:
-        state = Status(status)
-    except ValueError as error:
-        raise DamagedRow(job_id, "status", error) from None
-    if stop not in (None, "preempt", "cancel"):
-        raise DamagedRow(job_id, "stop", ValueError(f"{stop!r} is no stop request"))
+    state = _STATUSES.get(status)
+    if state is None:
+        raise DamagedRow(job_id, "status", ValueError(f"{status!r} is not a valid Status"))
+    moved = moving_fields(row)
     for key, amount in amounts:
         if not isinstance(key, str) or isinstance(amount, bool) or not isinstance(amount, int):
             raise DamagedRow(job_id, "allocations", ValueError(f"{key!r}: {amount!r}"))
@@ -331,7 +400,6 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         retries=retries,
         retries_left=retries_left,
         status=state,
-        reason=reason_of(code, detail),
         submitted_at=submitted_at,
         pool=pool,
         subject=subject,
@@ -345,14 +413,10 @@ def record_of(row: tuple[Any, ...], amounts: Amounts) -> JobRecord:
         worker_dir=worker_dir,
         attempt=attempt,
         pid=pid,
-        stop=stop,
-        stop_deadline=stop_deadline,
-        killed=bool(killed),
-        preempted_for=preempted_for,
-        claim_until=claim_until,
         amounts=amounts,
         place=None if place_host is None else Place(place_host, place_name or "", place_dir or ""),
         pid_start=pid_start,
+        **moved,
     )
 
 

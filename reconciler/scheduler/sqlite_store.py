@@ -27,7 +27,9 @@ from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.sqlite_rows import (
     ADDED_COLUMNS,
     COLUMNS,
+    HELD_VALUES,
     SCHEMA,
+    STATUS,
     add_columns,
     cycle_of,
     event_of,
@@ -177,12 +179,12 @@ class SqliteStore:
         """`whole`: the read is of every active job (see DecodedRows)."""
         rows = conn.execute(f"SELECT {COLUMNS} FROM jobs {where} ORDER BY id", args).fetchall()
         held: dict[int, list[tuple[str, int]]] = {}
-        ids = [row[0] for row in rows if row[10] in (Status.ADMITTED, Status.RUNNING)]
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            marks = ",".join("?" * len(chunk))
+        ids = [row[0] for row in rows if row[STATUS] in HELD_VALUES]
+        if ids:
             for job, key, amount in conn.execute(
-                f"SELECT job, key, amount FROM allocations WHERE job IN ({marks})", chunk
+                "SELECT job, key, amount FROM allocations"
+                " WHERE job IN (SELECT value FROM json_each(?))",
+                (_ids(ids),),
             ):
                 held.setdefault(job, []).append((key, amount))
         return self._decoded.records(rows, held, whole=whole)

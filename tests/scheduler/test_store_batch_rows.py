@@ -1,5 +1,5 @@
-"""The store keeps the records it decoded, by the rows' whole content, so a deep queue read
-every cycle is not decoded again row by row. What a read returns must stay what the rows hold:
+"""The store keeps the records it decoded, with the rows they were decoded from, so a deep
+queue read every cycle is not decoded again row by row. What a read returns must stay what the rows hold:
 a row changed since (by poolform or by hand) is read as it is now, and a row damaged by hand
 after a read is refused on the next read, naming its job and column, as on the first."""
 
@@ -83,15 +83,23 @@ def test_a_nan_equals_nothing_so_a_row_holding_one_is_checked_every_time(
             decoded.records([damaged], {}, whole=True)
 
 
-def test_what_is_kept_is_the_last_whole_read_only(row: tuple[object, ...]) -> None:
+def test_what_is_kept_is_the_last_whole_read_and_the_newest_of_its_rows(
+    row: tuple[object, ...],
+) -> None:
+    """By job id: a partial read (the loop reads back the rows it wrote) replaces the kept row
+    of a job the last whole read had, and never adds a job it had not."""
     decoded = DecodedRows()
-    at = COLUMNS.split(", ").index("name")
+    at, job = COLUMNS.split(", ").index("name"), row[0]
+    assert isinstance(job, int)
     a, b = ((*row[:at], name, *row[at + 1 :]) for name in ("a", "b"))
+    other = (job + 1, *row[1:])
     (kept_a,) = decoded.records([a], {}, whole=True)
-    (kept_b,) = decoded.records([b], {})  # a partial read keeps nothing
-    assert decoded.records([a, b], {}, whole=True)[0] is kept_a
-    assert decoded.records([b], {}, whole=True)[0] is not kept_b  # b was not kept before
-    assert decoded.records([a], {})[0] is not kept_a  # a was not in the last whole read
+    (kept_b,) = decoded.records([b], {})  # the same job, changed since: replaces a
+    assert decoded.records([b], {})[0] is kept_b
+    assert decoded.records([a], {})[0] is not kept_a and decoded.records([a], {})[0] == kept_a
+    (read_other,) = decoded.records([other], {})  # not in the last whole read: not kept
+    assert decoded.records([other], {}, whole=True)[0] is not read_other
+    assert decoded.records([a], {})[0] is not kept_a  # not in the last whole read any more
     assert decoded.records([a], {})[0] == kept_a
 
 
