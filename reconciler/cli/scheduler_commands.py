@@ -137,7 +137,7 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
     """Every job, oldest first, with its status and why it waits."""
     from reconciler.scheduler import jobs as usecases
     from reconciler.scheduler.model import Status
-    from reconciler.scheduler.views import list_json
+    from reconciler.scheduler.views import list_json_text
 
     ctx = job_context(directory)
     try:
@@ -145,7 +145,13 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
     finally:
         ctx.close()
     if as_json:
-        _echo_json(list_json(found))
+        chunk: list[str] = []  # written a thousand jobs at a time, never held whole
+        for text in list_json_text(found):
+            chunk.append(text)
+            if len(chunk) == 1000:
+                click.echo("".join(chunk), nl=False)
+                chunk.clear()
+        click.echo("".join(chunk), nl=False)
         return
     from reconciler.scheduler.text import jobs_table
 

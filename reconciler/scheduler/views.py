@@ -4,7 +4,8 @@ stable field names, times in ISO 8601 UTC, amounts in base units (GPUs, cores, b
 from __future__ import annotations
 
 import datetime
-from collections.abc import Mapping
+import json
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from reconciler.scheduler.amounts import plain
@@ -47,6 +48,23 @@ def submitted_json(jobs: list[JobRecord]) -> dict[str, Any]:
 
 def list_json(jobs: list[JobRecord]) -> dict[str, Any]:
     return {"jobs": [job_json(j) for j in jobs]}
+
+
+def list_json_text(jobs: Sequence[JobRecord]) -> Iterator[str]:
+    """`list_json(jobs)` as `json.dumps(..., indent=2, sort_keys=True)` writes it, one job at
+    a time: a queue's whole history as one document of dictionaries took 2.7 GB for 565,000
+    jobs. Byte for byte the same text (tests/scheduler/test_views_json.py)."""
+    if not jobs:
+        yield json.dumps({"jobs": []}, indent=2, sort_keys=True) + "\n"
+        return
+    yield '{\n  "jobs": [\n'
+    last = len(jobs) - 1
+    for index, job in enumerate(jobs):
+        text = json.dumps(job_json(job), indent=2, sort_keys=True)
+        # Every line of the encoded job, one level deeper (JSON text never holds an empty
+        # line: a newline in a value is written as \n).
+        yield "    " + text.replace("\n", "\n    ") + (",\n" if index < last else "\n")
+    yield "  ]\n}\n"
 
 
 def _amounts(values: Mapping[str, int] | None) -> dict[str, float | int] | None:
