@@ -160,5 +160,6 @@ def graph(directory: Path, fmt: str, destroy: bool, lock_timeout: str) -> None:
         PlanOptions(destroy=destroy),
         environ=os.environ,
         lock_timeout=parse_timeout(lock_timeout),
+        command="graph",
     ).plan
     click.echo(render_mermaid(result) if fmt == "mermaid" else render_dot(result))

@@ -325,8 +325,9 @@ def state_migrate(
         source.close()
     click.echo(
         f"Copied the state (lineage {copied.lineage}, serial {copied.serial}, "
-        f"{copied.resources} resources, {copied.history} history entries, "
-        f"{copied.objects} control-plane objects and the salt) from {copied.source} to "
+        f"{_count(copied.resources, 'resource')}, "
+        f"{_count(copied.history, 'history entry', 'history entries')}, "
+        f"{_count(copied.objects, 'control-plane object')} and the salt) from {copied.source} to "
         f"{copied.target}, and verified the copy. {copied.source} is marked as moved: point the "
         "Cluster's `state` settings at the new backend."
     )
@@ -356,3 +357,7 @@ def force_unlock(lock_id: str, directory: Path) -> None:
         f"Released the state lock {held.lock_id}, taken by {held.who} (pid {held.pid} on "
         f"{held.host}) for `{held.operation}` at {held.created}{gone}."
     )
+
+
+def _count(number: int, one: str, many: str | None = None) -> str:
+    return f"{number} {one if number == 1 else many or one + 's'}"

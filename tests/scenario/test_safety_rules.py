@@ -16,7 +16,7 @@ from tests.scenario.state_view import recorded_addresses, serial_of, untracked_i
 NOT_A_PLAN = "apply takes a plan file (from `poolform plan -out`) or a configuration directory"
 
 
-@pytest.mark.parametrize("command", ["plan", "destroy"])
+@pytest.mark.parametrize("command", ["plan", "destroy", "graph"])
 def test_a_yaml_file_is_not_a_configuration(run, quickstart: Path, command: str) -> None:
     extra = ["--auto-approve"] if command == "destroy" else []
     result = run(command, quickstart / "machine-pool.yaml", *extra)

@@ -6,6 +6,7 @@ SQLite state moved away from the local provider's cloud, refused for that)."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -53,6 +54,8 @@ def test_a_migration_that_keeps_the_queue_in_place_is_not_held_up(run, small: Pa
     beside = small / ".poolform" / "state-again.db"  # same directory: same scheduler.db
     moved = run("state", "migrate", "--to", beside, "--chdir", small)
     assert moved.code == 0, moved.err
+    # One apply: one history entry, said as one.
+    assert re.search(r"\d+ resources, 1 history entry, \d+ control-plane objects?", moved.out)
 
 
 @pytest.fixture
