@@ -21,6 +21,7 @@ leaves RETRYABLE and unmarked: the walker retries the whole change.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -150,10 +151,25 @@ def capacity_message(code: str, message: str, launch: Launch | None) -> str:
     return f"no capacity for {what} ({code}): {message}"
 
 
+_PAGE = re.compile(r"<(!doctype|html|head|body|title)\b", re.IGNORECASE)
+_MARKUP = re.compile(r"<[^>]*>")
+_MESSAGE_MAX = 300
+
+
+def readable(message: str) -> str:
+    """The cloud's message as one short line: a proxy or gateway in front of the endpoint may
+    answer a 5xx with a whole HTML page, which would fill the failure line with tags and
+    escaped newlines."""
+    if _PAGE.search(message):  # only a page: a message may say "<= 100" of its own
+        message = _MARKUP.sub(" ", message)
+    text = " ".join(message.split())
+    return text if len(text) <= _MESSAGE_MAX else text[: _MESSAGE_MAX - 1] + "\u2026"
+
+
 def from_client_error(error: ClientError, launch: Launch | None = None) -> ProviderError:
     details = error.response.get("Error", {})
     code = str(details.get("Code", "Unknown"))
-    message = str(details.get("Message", "")) or str(error)
+    message = readable(str(details.get("Message", "")) or str(error))
     status = int(error.response.get("ResponseMetadata", {}).get("HTTPStatusCode") or 0)
     operation = getattr(error, "operation_name", "") or "AWS call"
     kind = classify(code, status, message)

@@ -126,3 +126,22 @@ def test_status_messages_of_failed_launches() -> None:
     assert (error.kind, error.message.startswith("no capacity for spot g5.xlarge")) == (C, True)
     other = from_status_message("The AMI ami-1 is not available", spot)
     assert other.kind is P
+
+
+def test_a_5xx_answered_with_an_html_page_is_told_in_one_short_line() -> None:
+    page = (
+        "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head>\n<body>\n"
+        "<h1>Bad Gateway</h1>\n<p>The proxy got no answer.</p>\n"
+        + "<p>x</p>\n" * 200
+        + "</body></html>\n"
+    )
+    error = translated(client_error("502", 502, page))
+    assert error.kind is R
+    assert "<" not in error.message and "\n" not in error.message
+    assert "502 Bad Gateway Bad Gateway The proxy got no answer." in error.message
+    assert len(error.message) < 400
+
+
+def test_a_message_with_its_own_angle_brackets_is_kept_as_it_is() -> None:
+    said = "maxSize must be <= 100 and minSize >= 0"
+    assert said in translated(client_error("ValidationError", 400, said)).message
