@@ -222,6 +222,15 @@ def _steps(plan: Plan) -> dict[str, Any]:
 
 def check_saved_origin(saved: Plan, config_digest: str, lineage: str, serial: int) -> None:
     """Refuse a saved plan made from another state or configuration than the current ones."""
+    if saved.lineage != lineage and serial == 0 and saved.serial > 0:
+        raise PoolformError(
+            f"this plan was made for a state (lineage {saved.lineage}, serial {saved.serial}) "
+            "and there is no state here: nothing was applied from this configuration yet, or its "
+            "state was removed; nothing was applied",
+            hint="if it was removed by mistake, put it back (the backend's copy, or `poolform "
+            "state push` of a `state pull`); `poolform plan` says what the cloud still holds "
+            "under its lineage",
+        )
     if saved.lineage != lineage:
         raise PoolformError(
             f"this plan was made for a different state (lineage {saved.lineage}, this state is "

@@ -27,3 +27,23 @@ def test_show_of_a_named_pipe_nobody_writes_is_refused(pf: Pf, tmp_path: Path) -
     result = pf("show", pipe, timeout=60)
     assert result.returncode == 1, result.stdout
     assert "not a regular file" in result.stderr
+
+
+def test_a_saved_plan_whose_state_was_removed_says_there_is_no_state(
+    pf: Pf, quick: Path, tmp_path: Path
+) -> None:
+    """It named the lineage a new state would get, as if another state were here."""
+    assert pf("apply", quick, "--auto-approve").returncode == 0
+    pool = quick / "resource-pool.yaml"
+    pool.write_text(pool.read_text().replace("gpu: 16", "gpu: 15"))
+    plan = tmp_path / "plan.bin"
+    assert pf("plan", quick, "-out", plan).returncode == 0
+    for leftover in (quick / ".poolform").glob("state.db*"):
+        leftover.unlink()
+
+    result = pf("apply", plan)
+
+    assert result.returncode == 1
+    assert "there is no state here" in result.stderr
+    assert "nothing was applied" in result.stderr and "this state is" not in result.stderr
+    assert not (quick / ".poolform" / "state.db").exists()  # no new state started either
