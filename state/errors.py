@@ -125,7 +125,7 @@ def describe_lock(info: LockInfo, *, directory: str = "") -> str:
     if lock_is_stale(info):
         text += (
             "; the holding process is no longer running, so the lock is stale: "
-            f"run `poolform force-unlock {info.lock_id}{f' --dir {directory}' if directory else ''}`"
+            f"run `poolform force-unlock {info.lock_id}{f' --chdir {directory}' if directory else ''}`"
             " to remove it"
         )
     return text

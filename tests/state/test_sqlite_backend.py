@@ -310,7 +310,7 @@ def test_the_stale_lock_hint_names_the_configuration_directory() -> None:
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     child.wait()
     dead = LockInfo("id-7", "apply", "a@b", child.pid, socket.gethostname(), "now")
-    assert "run `poolform force-unlock id-7 --dir /srv/capacity`" in describe_lock(
+    assert "run `poolform force-unlock id-7 --chdir /srv/capacity`" in describe_lock(
         dead, directory="/srv/capacity"
     )
     assert "force-unlock id-7`" in describe_lock(dead)
