@@ -10,7 +10,6 @@ first journal entry it is sent and answers 500."""
 
 from __future__ import annotations
 
-import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,48 +18,27 @@ from typing import Any
 import pytest
 
 from tests.adversarial.conftest import Pf
-from tests.state.services import BUCKET, FAKE_AWS, make_bucket
+from tests.state.services import BUCKET, FAKE_AWS, AtomicMotoServer, make_bucket
 
 
-class LosesOneAnswer:
+class LosesOneAnswer(AtomicMotoServer):
     """moto, one request at a time; when armed, the next journal PUT is written and then
     answered with a 500."""
 
     def __init__(self) -> None:
-        from moto.moto_server.werkzeug_app import (
-            DomainDispatcherApplication,
-            MotoRequestHandler,
-            create_backend_app,
-        )
-        from werkzeug.serving import make_server
-
-        app = DomainDispatcherApplication(create_backend_app)
-        one_at_a_time = threading.Lock()
         self.armed = False
         self.lost = 0
+        super().__init__()
 
-        def serve(environ: Any, start_response: Any) -> list[bytes]:
-            with one_at_a_time:
-                journal = "/journal/" in environ.get("PATH_INFO", "")
-                if self.armed and environ["REQUEST_METHOD"] == "PUT" and journal:
-                    self.armed = False
-                    list(app(environ, lambda *args: lambda data: None))  # the write lands
-                    self.lost += 1
-                    start_response("500 Internal Server Error", [("Content-Type", "text/xml")])
-                    return [b"<Error><Code>InternalError</Code><Message>lost</Message></Error>"]
-                return list(app(environ, start_response))
-
-        self._server = make_server(
-            "127.0.0.1", 0, serve, threaded=True, request_handler=MotoRequestHandler
-        )
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        host, port = self._server.server_address[:2]
-        self.endpoint = f"http://{host!s}:{port}"
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._thread.join()
+    def serve(self, environ: Any, start_response: Any) -> list[bytes]:
+        journal = "/journal/" in environ.get("PATH_INFO", "")
+        if self.armed and environ["REQUEST_METHOD"] == "PUT" and journal:
+            self.armed = False
+            list(self.app(environ, lambda *args: lambda data: None))  # the write lands
+            self.lost += 1
+            start_response("500 Internal Server Error", [("Content-Type", "text/xml")])
+            return [b"<Error><Code>InternalError</Code><Message>lost</Message></Error>"]
+        return super().serve(environ, start_response)
 
 
 @pytest.fixture

@@ -82,12 +82,12 @@ class AtomicMotoServer:
         )
         from werkzeug.serving import make_server
 
-        app = DomainDispatcherApplication(create_backend_app)
+        self.app = DomainDispatcherApplication(create_backend_app)
         one_at_a_time = threading.Lock()
 
         def atomic(environ: Any, start_response: Any) -> list[bytes]:
             with one_at_a_time:
-                return list(app(environ, start_response))
+                return self.serve(environ, start_response)
 
         self._server = make_server(
             "127.0.0.1", 0, atomic, threaded=True, request_handler=MotoRequestHandler
@@ -96,6 +96,10 @@ class AtomicMotoServer:
         self._thread.start()
         host, port = self._server.server_address[:2]
         self.endpoint = f"http://{host!s}:{port}"
+
+    def serve(self, environ: Any, start_response: Any) -> list[bytes]:
+        """One request, answered by moto (a test's server may answer otherwise)."""
+        return list(self.app(environ, start_response))
 
     def stop(self) -> None:
         self._server.shutdown()
