@@ -245,7 +245,7 @@ def _locked_error(holder: LockInfo, configuration: Configuration, stale: bool) -
     where = f"--chdir {shlex.quote(os.path.abspath(configuration.directory))}"
     message = (
         f"the state is locked by {holder.who} (pid {holder.pid} on {holder.host}) since "
-        f"{holder.created}, for `{holder.operation}`"
+        f"{holder.created}, for `{holder.operation}` (lock ID {holder.lock_id})"
     )
     if stale:
         return PoolformError(
