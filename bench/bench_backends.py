@@ -68,16 +68,16 @@ def write_config(directory: Path, resources: int, state: str, bump: int = 0) -> 
 def child(args: list[str]) -> int:
     sys.path.insert(0, str(ROOT))
     counted = {"bytes": 0, "puts": 0}
-    from state.s3 import S3Backend
+    from state.s3_objects import S3Objects
 
-    original = S3Backend._put
+    original = S3Objects.put
 
-    def counting(self: S3Backend, key: str, body: bytes, **conditions: Any) -> str | None:
+    def counting(self: S3Objects, key: str, body: bytes, **conditions: Any) -> str | None:
         counted["bytes"] += len(body)
         counted["puts"] += 1
         return original(self, key, body, **conditions)
 
-    S3Backend._put = counting  # type: ignore[method-assign]
+    S3Objects.put = counting  # type: ignore[method-assign]
     from reconciler.cli.main import main
 
     start = time.perf_counter()

@@ -170,6 +170,9 @@ class PostgresBackend(SqlObjectTable):
     def _inspect(self) -> bool:
         """Whether a state exists in the schema (damage and newer layouts refused)."""
         with self._txn() as conn:
+            # One snapshot for every statement: another runner's first apply may commit the
+            # state's tables between two of them (its tables would then read as no layout).
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             found = conn.execute(
                 "SELECT 1 FROM information_schema.tables WHERE table_schema = %s"
                 " AND table_name = 'layout'",

@@ -20,7 +20,6 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections import Counter
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -35,7 +34,6 @@ from state.errors import (
     StateDamaged,
     StateError,
     StateMoved,
-    StateUnavailable,
 )
 from state.fresh import FreshState, created, fresh_salt, fresh_state_for
 from state.locking import Clock, Sleep, utc_now
@@ -59,11 +57,11 @@ from state.s3_journal import (
     snapshot_of,
 )
 from state.s3_lease import Lease, S3Calls
+from state.s3_objects import S3Objects
 
 __all__ = ["S3Backend"]
 
 LAYOUT_VERSION = 1
-_REFUSED = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
 
 
 class S3Backend:
@@ -83,19 +81,9 @@ class S3Backend:
         wall: Clock = time.time,
         sleep: Sleep = time.sleep,
     ) -> None:
-        import boto3
-        import botocore.config
-        import botocore.exceptions
-
-        self._errors = botocore.exceptions
-        config = botocore.config.Config(
-            retries={"mode": "standard", "max_attempts": 5}, connect_timeout=10, read_timeout=60
-        )
-        self._client = boto3.client(
-            "s3", region_name=region, endpoint_url=endpoint_url, config=config
-        )
         self.bucket, self.prefix = bucket, prefix.strip("/")
         self._where = f"s3://{bucket}/{self.prefix}"
+        self._s3 = S3Objects(bucket, self._where, region=region, endpoint_url=endpoint_url)
         self._mutex = threading.RLock()
         self._doc: Document | None = None
         self._head_etag: str | None = None
@@ -103,10 +91,8 @@ class S3Backend:
         self._snapshot_bytes = 0
         self._journal: list[tuple[str, int]] = []  # entries written since the snapshot
         self._fresh: FreshState | None = None
-        self.bytes_written = 0
-        self.requests: Counter[str] = Counter()
         self.lease = Lease(
-            S3Calls(self._get, self._put),
+            S3Calls(self._s3.get, self._s3.put),
             f"{self.prefix}/lock.json",
             where=self._where,
             seconds=lease_seconds,
@@ -118,92 +104,6 @@ class S3Backend:
         )
         with self._mutex:
             self._refresh()
-
-    # -- S3 calls: the one place botocore errors are translated ----------------------------
-
-    @contextmanager
-    def _calling(self, what: str) -> Iterator[None]:
-        try:
-            yield
-        except self._errors.ClientError as exc:
-            code = str(exc.response.get("Error", {}).get("Code", ""))
-            if code == "NoSuchBucket":
-                raise StateError(f"the S3 bucket {self.bucket} does not exist ({what})") from None
-            raise StateError(f"S3 state at {self._where}: {what}: {exc}") from None
-        except self._errors.BotoCoreError as exc:
-            raise StateUnavailable(
-                f"cannot reach the S3 state at {self._where} ({what}): {exc}; the change in "
-                "flight may not be recorded. Run the command again once S3 answers"
-            ) from None
-
-    def _refused(self, exc: Exception) -> bool:
-        if not isinstance(exc, self._errors.ClientError):
-            return False
-        error = exc.response.get("Error", {})
-        status = str(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
-        return str(error.get("Code", "")) in _REFUSED or status in _REFUSED
-
-    def _get(self, key: str) -> tuple[bytes, str] | None:
-        self.requests["GET"] += 1
-        with self._calling(f"reading {key}"):
-            try:
-                answer = self._client.get_object(Bucket=self.bucket, Key=key)
-            except self._errors.ClientError as exc:
-                if str(exc.response.get("Error", {}).get("Code", "")) in ("NoSuchKey", "404"):
-                    return None
-                raise
-            return answer["Body"].read(), str(answer["ETag"])
-
-    def _put(
-        self, key: str, body: bytes, *, if_none_match: bool = False, if_match: str | None = None
-    ) -> str | None:
-        """Write ``key``; its new ETag, or None when the condition failed (412/409) and the
-        key holds something else."""
-        conditions: dict[str, str] = {}
-        if if_none_match:
-            conditions["IfNoneMatch"] = "*"
-        if if_match is not None:
-            conditions["IfMatch"] = if_match
-        self.requests["PUT"] += 1
-        self.bytes_written += len(body)
-        with self._calling(f"writing {key}"):
-            try:
-                answer = self._client.put_object(
-                    Bucket=self.bucket, Key=key, Body=body, **conditions
-                )
-            except self._errors.ClientError as exc:
-                if not self._refused(exc):
-                    raise
-            else:
-                return str(answer["ETag"])
-        # Refused: another writer, or this very write whose answer was lost (a 500 or a cut
-        # connection after S3 wrote it) and which botocore sent again. The key holding exactly
-        # these bytes is that write: S3 has it, and what it holds is what this writer meant.
-        found = self._get(key)
-        return found[1] if found is not None and found[0] == body else None
-
-    def _list(self, prefix: str, after: str) -> list[str]:
-        keys: list[str] = []
-        token: dict[str, str] = {}
-        while True:
-            self.requests["LIST"] += 1
-            with self._calling(f"listing {prefix}"):
-                page = self._client.list_objects_v2(
-                    Bucket=self.bucket, Prefix=prefix, StartAfter=after, **token
-                )
-            keys += [item["Key"] for item in page.get("Contents", [])]
-            if not page.get("IsTruncated"):
-                return keys
-            token = {"ContinuationToken": page["NextContinuationToken"]}
-
-    def _delete(self, keys: list[str]) -> None:
-        for start in range(0, len(keys), 1000):
-            self.requests["DELETE"] += 1
-            with self._calling("removing folded journal entries"):
-                self._client.delete_objects(
-                    Bucket=self.bucket,
-                    Delete={"Objects": [{"Key": k} for k in keys[start : start + 1000]]},
-                )
 
     # -- keys and documents ---------------------------------------------------------------
 
@@ -238,7 +138,7 @@ class S3Backend:
     def _refresh(self) -> Document | None:
         """Bring the cached document up to date with S3 (None: no state here yet)."""
         head_key = f"{self.prefix}/head.json"
-        found = self._get(head_key)
+        found = self._s3.get(head_key)
         if found is None:
             self._doc = None
             return None
@@ -257,7 +157,7 @@ class S3Backend:
         lineage = head["lineage"]
         if self._doc is None or self._doc["lineage"] != lineage:
             key = f"{self._base(lineage)}/snapshot.json"
-            snapshot = self._get(key)
+            snapshot = self._s3.get(key)
             if snapshot is None:
                 raise StateDamaged(f"the state at {self._where} is damaged: {key} is missing")
             self._doc = self._parse(snapshot[0], key)
@@ -268,11 +168,11 @@ class S3Backend:
 
     def _catch_up(self, doc: Document) -> None:
         lineage, seq = doc["lineage"], doc["seq"]
-        keys = self._list(f"{self._base(lineage)}/journal/", self._entry_key(lineage, seq))
+        keys = self._s3.keys(f"{self._base(lineage)}/journal/", self._entry_key(lineage, seq))
         if not keys:
             return
         with ThreadPoolExecutor(max_workers=min(8, len(keys))) as pool:
-            bodies = list(pool.map(self._get, keys))
+            bodies = list(pool.map(self._s3.get, keys))
         for key, body in zip(keys, bodies, strict=True):
             if body is None:
                 continue  # folded into a snapshot meanwhile
@@ -314,14 +214,17 @@ class S3Backend:
         start a new lineage beside it and plan the control-plane objects it keeps afresh:
         damage, never a fresh start. (`exists()` still says no, so that `state migrate` run
         again after it was cut off between its snapshot and its head can finish.)"""
-        self.requests["LIST"] += 1
         lineages = f"{self.prefix}/lineages/"
-        with self._calling(f"listing {lineages}"):
-            page = self._client.list_objects_v2(Bucket=self.bucket, Prefix=lineages, MaxKeys=1)
-        found = page.get("Contents") or []
+        found = self._s3.keys(lineages, first=True)
         if not found:
             return
-        lineage = str(found[0]["Key"])[len(lineages) :].split("/", 1)[0]
+        # A first apply writes its snapshot, then its head, under the lock: another runner
+        # holding the lock (or a head there now) is a state being made, not a head lost.
+        if self._s3.get(f"{self.prefix}/head.json") is not None or (
+            self.lease.held is None and self.lease.current_lock() is not None
+        ):
+            return
+        lineage = found[0][len(lineages) :].split("/", 1)[0]
         head = json.dumps({"layout": LAYOUT_VERSION, "lineage": lineage})
         raise StateDamaged(
             f"the state at {self._where} is damaged: {self.prefix}/head.json is missing, but "
@@ -356,17 +259,17 @@ class S3Backend:
         switching lineage for a forced push)."""
         key = f"{self._base(doc['lineage'])}/snapshot.json"
         body = self._dump(doc)
-        etag = self._put(key, body, if_none_match=True)
+        etag = self._s3.put(key, body, if_none_match=True)
         if etag is None:
             raise self._not_overwritten(key)
         head = self._dump({"layout": LAYOUT_VERSION, "lineage": doc["lineage"]})
         head_key = f"{self.prefix}/head.json"
         creating = self._doc is None
         if creating:
-            head_etag = self._put(head_key, head, if_none_match=True)
+            head_etag = self._s3.put(head_key, head, if_none_match=True)
         else:
             self._fence()
-            head_etag = self._put(head_key, head, if_match=self._head_etag)
+            head_etag = self._s3.put(head_key, head, if_match=self._head_etag)
         if head_etag is None:
             self._doc = None
             if not creating:
@@ -413,7 +316,7 @@ class S3Backend:
         entry = {"op": op, "seq": seq, **fields}
         key = self._entry_key(doc["lineage"], seq)
         body = self._dump(entry)
-        if self._put(key, body, if_none_match=True) is None:
+        if self._s3.put(key, body, if_none_match=True) is None:
             self._doc = None  # someone else wrote: start again from what S3 holds
             raise StateError(
                 f"another writer changed the state at {self._where} at the same time "
@@ -504,7 +407,7 @@ class S3Backend:
             head = {"layout": LAYOUT_VERSION, "lineage": doc["lineage"], "moved_to": destination}
             self._fence()
             if (
-                self._put(f"{self.prefix}/head.json", self._dump(head), if_match=self._head_etag)
+                self._s3.put(f"{self.prefix}/head.json", self._dump(head), if_match=self._head_etag)
                 is None
             ):
                 raise StateError(f"the state at {self._where} changed while marking it moved")
@@ -524,12 +427,12 @@ class S3Backend:
             key = f"{self._base(self._doc['lineage'])}/snapshot.json"
             body = self._dump(self._doc)
             self._fence()
-            etag = self._put(key, body, if_match=self._snapshot_etag)
+            etag = self._s3.put(key, body, if_match=self._snapshot_etag)
             if etag is None:
                 raise StateError(f"the snapshot {key} changed underneath this writer")
             folded = [k for k, _ in self._journal]
             self._snapshot_etag, self._snapshot_bytes, self._journal = etag, len(body), []
-            self._delete(folded)
+            self._s3.delete(folded)
 
     # -- control-plane objects ------------------------------------------------------------
 
@@ -608,7 +511,7 @@ class S3Backend:
         return self.lease.current_lock()
 
     def close(self) -> None:
-        self._client.close()
+        self._s3.close()
 
 
 if TYPE_CHECKING:

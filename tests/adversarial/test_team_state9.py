@@ -158,3 +158,39 @@ def test_an_s3_state_whose_head_was_deleted_is_damage_not_a_fresh_start(
 
     client.put_object(Bucket=BUCKET, Key=f"{prefix}/head.json", Body=json.dumps(head).encode())
     assert pf("plan", directory, "--detailed-exitcode", env=env).returncode == 0
+
+
+def test_a_state_another_runner_is_making_is_no_lost_head(
+    tmp_path: Path, s3_endpoint: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first apply writes its snapshot, then its head, under the lock. A runner reading in
+    between (a second CI job, a watcher) saw a lineage with no head and called it damage (seen
+    in tests/state/test_concurrency.py's eight runners). While another runner holds the lock
+    it reads as no state yet; once nobody does, a lost head is damage again."""
+    import uuid
+
+    import boto3
+
+    from state import ResourceRecord
+    from state.errors import StateDamaged
+    from state.s3 import S3Backend
+    from tests.state.services import FAKE_AWS
+
+    for name, value in FAKE_AWS.items():
+        monkeypatch.setenv(name, value)
+    prefix = f"m9-{uuid.uuid4().hex[:8]}"
+    maker = S3Backend(BUCKET, prefix, endpoint_url=s3_endpoint)
+    held = maker.lock("apply")
+    record = ResourceRecord("pool.a", "test", {"n": 1})
+    maker.write_resource(record, expected_lineage=maker.read().lineage)
+    client = boto3.client("s3", endpoint_url=s3_endpoint, region_name="us-east-1")
+    client.delete_object(Bucket=BUCKET, Key=f"{prefix}/head.json")  # as if not written yet
+    reader = S3Backend(BUCKET, prefix, endpoint_url=s3_endpoint)
+    try:
+        assert reader.read().serial == 0  # being made by the lock's holder: no state yet
+        maker.unlock(held.lock_id)
+        with pytest.raises(StateDamaged, match=r"head\.json is missing"):
+            S3Backend(BUCKET, prefix, endpoint_url=s3_endpoint).read()
+    finally:
+        reader.close()
+        maker.close()
