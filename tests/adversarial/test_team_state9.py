@@ -194,3 +194,37 @@ def test_a_state_another_runner_is_making_is_no_lost_head(
     finally:
         reader.close()
         maker.close()
+
+
+def test_a_state_another_runner_commits_meanwhile_is_no_foreign_program(
+    schema: tuple[str, str],
+) -> None:
+    """Another runner's first apply commits the state's tables between the look for a state
+    (no layout yet) and the look for tables of another program: both looks are one snapshot,
+    so the tables are not called another program's (one of eight runners at once failed)."""
+    import psycopg
+
+    from state.postgres import PostgresBackend
+    from state.postgres_schema import create_statements
+
+    url, name = schema
+    maker = psycopg.connect(url)  # a transaction, as a first apply's `_create` makes it
+    for statement in create_statements(name):
+        maker.execute(statement)  # type: ignore[arg-type]
+    maker.execute(f"INSERT INTO \"{name}\".layout (component, version) VALUES ('state', 1)")  # type: ignore[arg-type]
+    maker.execute(
+        f'INSERT INTO "{name}".meta (id, lineage, serial, created, salt)'  # type: ignore[arg-type]
+        " VALUES (1, 'theirs', 0, '2026-11-24T00:00:00Z', 'salt')"
+    )
+
+    class Racing(PostgresBackend):
+        def _refuse_foreign_tables(self, conn: psycopg.Connection) -> None:  # type: ignore[type-arg]
+            maker.commit()  # the other runner's first apply commits right here
+            super()._refuse_foreign_tables(conn)
+
+    try:
+        backend = Racing(url, schema=name)  # looks for a state as it opens: no error
+        assert backend.exists() and backend.read().lineage == "theirs"  # theirs, once made
+        backend.close()
+    finally:
+        maker.close()
