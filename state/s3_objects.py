@@ -101,12 +101,15 @@ class S3Objects:
     def keys(self, prefix: str, after: str = "", *, first: bool = False) -> list[str]:
         """The keys under ``prefix`` after ``after``, in order; ``first``: only the first."""
         keys: list[str] = []
-        token: dict[str, Any] = {"MaxKeys": 1} if first else {}
+        bounds: dict[str, Any] = {"MaxKeys": 1} if first else {}
+        if after:  # (an empty StartAfter is not sent)
+            bounds["StartAfter"] = after
+        token: dict[str, str] = {}
         while True:
             self.requests["LIST"] += 1
             with self.calling(f"listing {prefix}"):
                 page = self._client.list_objects_v2(
-                    Bucket=self.bucket, Prefix=prefix, StartAfter=after, **token
+                    Bucket=self.bucket, Prefix=prefix, **bounds, **token
                 )
             keys += [item["Key"] for item in page.get("Contents", [])]
             if first or not page.get("IsTruncated"):
