@@ -152,23 +152,50 @@ def write_atomically(path: Path, text: str) -> None:
     help="Change nothing: list the files that are not in the canonical layout and exit 3 "
     "if there are any.",
 )
-def fmt(target: Path, check: bool) -> int:
+@click.option("--diff", is_flag=True, help="Show each change as a unified diff.")
+@click.option(
+    "--recursive",
+    is_flag=True,
+    help="Also the directories below TARGET (not those named .* nor links).",
+)
+def fmt(target: Path, check: bool, diff: bool, recursive: bool) -> int:
     """Rewrite the configuration's YAML files in one canonical layout, comments kept.
 
-    Lists the files it changed (with --check: would change). Exit 0, 3 with --check when a
-    file would change, 1 when a file cannot be read or parsed (that file is left alone) or
-    a FILE given is not named *.yaml or *.yml.
+    Lists the files it changed (with --check: would change; with --diff: shows the
+    changes instead). TARGET `-` reads standard input and writes it laid out to standard
+    output. Exit 0, 3 with --check when a file would change, 1 when a file cannot be read or
+    parsed (that file is left alone) or a FILE given is not named *.yaml or *.yml.
     """
-    from reconciler.errors import YamlProblem
-    from reconciler.loading.formatting import FormatRefused, format_text
-    from reconciler.loading.sources import (
-        SUFFIXES,
-        list_sources,
-        read_single_file,
-        yaml_diagnostic,
+    import sys
+
+    from reconciler.loading.sources import MAX_FILE_BYTES, SUFFIXES, read_single_file
+    from reconciler.usecases.formatting import (
+        configuration_listing,
+        format_sources,
+        standard_input_source,
     )
     from schemas.text import printable
 
+    if str(target) == "-":
+        if recursive:
+            raise PoolformError("--recursive takes a directory, not standard input (`-`)")
+        # One byte past the limit is enough to refuse it (`fmt - < /dev/zero` ends).
+        source = standard_input_source(sys.stdin.buffer.read(MAX_FILE_BYTES + 1))
+        if isinstance(source, Diagnostic):
+            click.echo(source.render(), err=True)
+            return 1
+        result = format_sources([source])
+        for diagnostic in result.problems:
+            click.echo(diagnostic.render(), err=True)
+        if result.problems:
+            return 1
+        change = result.changes[0] if result.changes else None
+        if diff:
+            if change is not None:
+                click.echo(change.diff(), nl=False)
+        elif not check:  # as `terraform fmt -`: the text, laid out (or as it was)
+            click.echo(change.after if change else source.raw.decode("utf-8"), nl=False)
+        return EXIT_WOULD_CHANGE if check and change else 0
     named_file = not target.is_dir() and (target.exists() or target.is_symlink())
     if named_file and not target.name.endswith(SUFFIXES):
         # Any text reads as YAML (a Dockerfile is one plain scalar): laid out, it is ruined.
@@ -176,47 +203,32 @@ def fmt(target: Path, check: bool) -> int:
             f"{printable(str(target))} is not a *.yaml or *.yml file; fmt left it alone",
             hint="give a configuration directory or one of its YAML files",
         )
-    listing = list_sources(target) if target.is_dir() else read_single_file(target)
-    problems = list(listing.problems)
+    if named_file and recursive:
+        raise PoolformError(
+            f"--recursive takes a directory; {printable(str(target))} is a file",
+            hint="give the directory to format with the ones below it",
+        )
+    listing = configuration_listing(target, recursive) if target.is_dir() else None
+    if listing is None:
+        listing = read_single_file(target)
+    result = format_sources(listing.sources)
+    problems = [*listing.problems, *result.problems]
     changed = []
-    for source in listing.sources:
-        try:
-            text = source.raw.decode("utf-8")
-            formatted = format_text(text)
-        except UnicodeDecodeError as exc:
-            problems.append(
-                Diagnostic(
-                    "error",
-                    "encoding",
-                    f"not valid UTF-8 (byte 0x{source.raw[exc.start]:02x}); left unchanged",
-                    Location(source.display),
-                )
-            )
-            continue
-        except YamlProblem as problem:
-            problems.append(yaml_diagnostic(source, problem))
-            continue
-        except FormatRefused as refused:
-            problems.append(
-                Diagnostic("error", "fmt", f"{refused}; left unchanged", Location(source.display))
-            )
-            continue
-        if formatted.encode("utf-8") == source.raw:
-            continue
-        if not check and source.path is not None:
+    for change in result.changes:
+        if not check and change.path is not None:
             try:
-                write_atomically(source.path, formatted)
+                write_atomically(change.path, change.after)
             except OSError as exc:
                 reason = printable(exc.strerror or str(exc))
                 problems.append(
                     Diagnostic(
-                        "error", "fmt", f"cannot be rewritten ({reason})", Location(source.display)
+                        "error", "fmt", f"cannot be rewritten ({reason})", Location(change.display)
                     )
                 )
                 continue
-        changed.append(source.display)
-    for name in changed:
-        click.echo(name)
+        changed.append(change)
+    for change in changed:
+        click.echo(change.diff() if diff else change.display, nl=not diff)
     for diagnostic in sorted(problems, key=Diagnostic.sort_key):
         click.echo(diagnostic.render(), err=True)
     if problems:

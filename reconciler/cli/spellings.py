@@ -21,6 +21,7 @@ SHARED = frozenset(
         "check",  # fmt
         "destroy",
         "detailed-exitcode",
+        "diff",  # fmt
         "force",  # state push
         "json",
         "lock-timeout",
@@ -28,6 +29,7 @@ SHARED = frozenset(
         "out",
         "parallelism",
         "refresh",
+        "recursive",  # fmt
         "refresh-only",
         "replace",
         "target",

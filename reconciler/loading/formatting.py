@@ -12,6 +12,7 @@ read back, by the authoritative reader, to the same data, and keep every comment
 
 from __future__ import annotations
 
+import functools
 import io
 import math
 from typing import Any
@@ -25,10 +26,12 @@ class FormatRefused(Exception):
     """The file cannot be rewritten safely; it is left as it is."""
 
 
-def _yaml(explicit_start: bool) -> Any:
+def _yaml(explicit_start: bool, nulls: bool) -> Any:
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="rt")
+    if nulls:
+        yaml.Constructor, yaml.Representer = _null_keeping_classes()
     yaml.preserve_quotes = True
     yaml.indent(mapping=2, sequence=4, offset=2)
     yaml.width = 1 << 16  # never wrap long strings
@@ -47,14 +50,14 @@ def _has_content(text: str) -> bool:
     return False
 
 
-def _dump(text: str, explicit_start: bool) -> str:
-    yaml = _yaml(explicit_start)
+def _dump(text: str, explicit_start: bool, nulls: bool) -> str:
+    yaml = _yaml(explicit_start, nulls)
     out = io.StringIO()
     yaml.dump_all(list(yaml.load_all(text)), out)
     return out.getvalue()
 
 
-def _format_document(text: str) -> str:
+def _format_document(text: str, nulls: bool) -> str:
     """One document's text (its `---` line included, if any) in the canonical layout."""
     if not _has_content(text):
         return text
@@ -62,8 +65,8 @@ def _format_document(text: str) -> str:
     marker = first.rstrip()
     if marker == "---" or marker.startswith("--- #"):
         # The marker line (and its comment) kept as written; the body laid out.
-        return marker + newline + _dump(rest, explicit_start=False)
-    return _dump(text, explicit_start=text.startswith("---"))
+        return marker + newline + _dump(rest, explicit_start=False, nulls=nulls)
+    return _dump(text, explicit_start=text.startswith("---"), nulls=nulls)
 
 
 def _typed(value: Any) -> Any:
@@ -88,15 +91,25 @@ def format_text(text: str) -> str:
     FormatRefused when a rewrite would change more than layout."""
     text = text.removeprefix("\ufeff").replace("\r\n", "\n")
     before = _data(text)  # YamlProblem: not touched
+    try:
+        return _layout(text, before, nulls=True)
+    except FormatRefused:
+        # Nulls as written can change what a rare shape reads as (`[x, {y}]` would lose its
+        # braces): laid out with ruamel's own nulls, it still may be.
+        return _layout(text, before, nulls=False)
+
+
+def _layout(text: str, before: list[Any], nulls: bool) -> str:
     raw = text.encode("utf-8")
     parts = split_documents(raw)
     try:
         if parts is None or not parts:
-            formatted = _format_document(text) if _has_content(text) else text
+            formatted = _format_document(text, nulls) if _has_content(text) else text
         else:
             # Comments before the first document stay as written.
             formatted = raw[: parts[0].start].decode("utf-8") + "".join(
-                _format_document(raw[part.start : part.end].decode("utf-8")) for part in parts
+                _format_document(raw[part.start : part.end].decode("utf-8"), nulls)
+                for part in parts
             )
     except Exception as exc:  # ruamel refusing what the authoritative reader took
         raise FormatRefused(f"the round-trip writer cannot lay it out ({exc})") from None
@@ -109,3 +122,45 @@ def format_text(text: str) -> str:
     if after != before:
         raise FormatRefused("laying it out would change what it declares")
     return formatted
+
+
+class _Null:
+    """A null as written (`null`, `~`, `Null`, or nothing): ruamel's round trip would write
+    every null its own way, `b: null` as `b:` and SkyPilot's `{H100:1, H200:1}` as
+    `{H100:1: null, H200:1: null}`."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+
+@functools.cache
+def _null_keeping_classes() -> tuple[type, type]:
+    """ruamel's round-trip constructor and representer, with nulls kept as written (made
+    once, on first use: ruamel is imported only by the commands that write YAML)."""
+    from ruamel.yaml.constructor import RoundTripConstructor
+    from ruamel.yaml.nodes import ScalarNode
+    from ruamel.yaml.representer import RoundTripRepresenter
+
+    class Constructor(RoundTripConstructor):
+        pass
+
+    class Representer(RoundTripRepresenter):
+        pass
+
+    def construct(_: Any, node: ScalarNode) -> _Null:
+        return _Null(str(node.value))
+
+    def represent(representer: Any, data: _Null) -> Any:
+        node = representer.represent_scalar(_NULL_TAG, data.text)
+        if not data.text:
+            node.style = "-"  # ruamel's mark for a flow set's key: no `:` written after it
+        return node
+
+    Constructor.add_constructor(_NULL_TAG, construct)
+    Representer.add_representer(_Null, represent)
+    return Constructor, Representer
+
+
+_NULL_TAG = "tag:yaml.org,2002:null"

@@ -1,15 +1,17 @@
-"""`poolform fmt [DIR] [--check]`: one canonical layout, comments kept, nothing else changed;
-a file that does not parse is never touched."""
+"""`poolform fmt [DIR | FILE | -] [--check] [--diff] [--recursive]`: one canonical layout,
+comments kept, nothing else changed; a file that does not parse is never touched."""
 
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from reconciler.checks import load_configuration
 from tests.conftest import EXAMPLES
+from tests.scenario.installed import poolform_command
 
 MESSY = """\
 # yaml-language-server: $schema=../schemas/json/MachinePool.json
@@ -102,14 +104,122 @@ def test_fmt_of_one_file_and_of_an_unreadable_entry(run, write) -> None:
     assert "gone.yaml" in result.err
 
 
-@pytest.mark.parametrize(
-    "directory",
-    sorted(p for p in EXAMPLES.iterdir() if p.is_dir() and p.name != "ci"),
-    ids=lambda p: p.name,
-)
-def test_the_examples_are_in_the_canonical_layout(run, directory: Path) -> None:
+def test_the_examples_are_in_the_canonical_layout(run) -> None:
+    """Every poolform file of examples/, the job files under them too."""
+    result = run("fmt", EXAMPLES, "--check", "--recursive", "--diff")
+    assert (result.code, result.out) == (0, ""), result.out + result.err
+
+
+NULLS = """\
+kind: Job
+name: j
+resources:
+  accelerators: {H100:1, H200:1}
+envs:
+  EMPTY:
+  NONE: null
+  TILDE: ~
+run: echo ok
+"""
+
+
+def test_nulls_stay_as_written(run, write) -> None:
+    """SkyPilot's set of acceptable accelerators, `{H100:1, H200:1}`, is a flow mapping whose
+    values are null: it was rewritten `{H100:1: null, H200:1: null}`, and `null`/`~` as empty."""
+    directory = write({"job.yaml": NULLS})
     result = run("fmt", directory, "--check")
     assert (result.code, result.out) == (0, ""), result.out + result.err
+
+
+def test_a_rare_null_shape_is_still_laid_out_with_its_meaning(run, write) -> None:
+    # Kept as written, `{y}` inside a flow sequence would lose its braces (and become "y").
+    directory = write({"a.yaml": "kind:   Cluster\nname: c\nx: [a, {y}]\n"})
+    assert run("fmt", directory).code == 0
+    assert (directory / "a.yaml").read_text() == "kind: Cluster\nname: c\nx: [a, y: null]\n"
+
+
+def test_diff_shows_each_change_and_check_keeps_the_file(run, write) -> None:
+    directory = write({"pool.yaml": MESSY})
+    result = run("fmt", directory, "--check", "--diff")
+    assert result.code == 3
+    shown = str(directory / "pool.yaml")
+    assert result.out.startswith(f"--- old/{shown}\n+++ new/{shown}\n@@ ")
+    assert "-kind:   MachinePool\n+kind: MachinePool\n" in result.out
+    assert (directory / "pool.yaml").read_text() == MESSY
+    written = run("fmt", directory, "--diff")
+    assert (written.code, written.out) == (0, result.out)
+    assert (directory / "pool.yaml").read_text() == CANONICAL
+
+
+def test_recursive_takes_poolform_files_below_and_nothing_else(run, write) -> None:
+    workflow = "on:   push\njobs: {}\n"  # another tool's YAML: not poolform's to lay out
+    directory = write(
+        {
+            "pool.yaml": MESSY,
+            "team/a/pool.yaml": MESSY,
+            "team/jobs/job.yaml": "kind:   Job\nname: j\nrun: 'true'\n",
+            "team/ci.yml": workflow,
+            "team/chart.yaml": "a: {{ .Values.x }}\n",
+            ".hidden/pool.yaml": MESSY,
+        }
+    )
+    (directory / "linked").symlink_to(directory / "team" / "a")
+    alone = run("fmt", directory)
+    assert alone.out.splitlines() == [str(directory / "pool.yaml")]
+    assert (directory / "team" / "a" / "pool.yaml").read_text() == MESSY  # not below by default
+    result = run("fmt", directory, "--recursive")
+    assert result.code == 0, result.err
+    assert result.out.splitlines() == [
+        str(directory / "team" / "a" / "pool.yaml"),
+        str(directory / "team" / "jobs" / "job.yaml"),
+    ]
+    assert (
+        directory / "team" / "jobs" / "job.yaml"
+    ).read_text() == "kind: Job\nname: j\nrun: 'true'\n"
+    assert (directory / "team" / "ci.yml").read_text() == workflow
+    assert (directory / ".hidden" / "pool.yaml").read_text() == MESSY
+
+
+def test_recursive_takes_a_directory(run, write) -> None:
+    directory = write({"pool.yaml": MESSY})
+    result = run("fmt", directory / "pool.yaml", "--recursive")
+    assert result.code == 1
+    assert "--recursive takes a directory" in result.err
+    assert (directory / "pool.yaml").read_text() == MESSY
+
+
+def test_standard_input_is_laid_out_to_standard_output() -> None:
+    """`poolform fmt -`, as an editor calls `terraform fmt -`."""
+    laid_out = subprocess.run(
+        [*poolform_command(), "fmt", "-"], input=MESSY, capture_output=True, text=True
+    )
+    assert (laid_out.returncode, laid_out.stdout) == (0, CANONICAL)
+    same = subprocess.run(
+        [*poolform_command(), "fmt", "-"], input=CANONICAL, capture_output=True, text=True
+    )
+    assert (same.returncode, same.stdout) == (0, CANONICAL)
+    check = subprocess.run(
+        [*poolform_command(), "fmt", "--check", "-"], input=MESSY, capture_output=True, text=True
+    )
+    assert (check.returncode, check.stdout) == (3, "")
+    diff = subprocess.run(
+        [*poolform_command(), "fmt", "--diff", "-"], input=MESSY, capture_output=True, text=True
+    )
+    assert diff.returncode == 0
+    assert diff.stdout.startswith("--- old/<stdin>\n+++ new/<stdin>\n")
+    broken = subprocess.run(
+        [*poolform_command(), "fmt", "-"], input="kind: [\n", capture_output=True, text=True
+    )
+    assert (broken.returncode, broken.stdout) == (1, "")
+    assert broken.stderr.startswith("<stdin>:2:1: error: invalid YAML")
+    recursive = subprocess.run(
+        [*poolform_command(), "fmt", "--recursive", "-"],
+        input=MESSY,
+        capture_output=True,
+        text=True,
+    )
+    assert recursive.returncode == 1
+    assert "not standard input" in recursive.stderr
 
 
 def test_a_linked_file_is_rewritten_through_its_link(run, write, tmp_path: Path) -> None:
@@ -132,3 +242,12 @@ def test_a_file_that_cannot_be_rewritten_is_an_error(run, write) -> None:
         directory.chmod(0o755)
     assert result.code == 1
     assert "cannot be rewritten" in result.err
+
+
+def test_standard_input_without_end_is_refused_at_the_size_limit() -> None:
+    with open("/dev/zero", "rb") as zeros:
+        endless = subprocess.run(
+            [*poolform_command(), "fmt", "-"], stdin=zeros, capture_output=True, timeout=60
+        )
+    assert (endless.returncode, endless.stdout) == (1, b"")
+    assert b"standard input is over 32 MiB" in endless.stderr
