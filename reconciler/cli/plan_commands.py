@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -119,22 +120,57 @@ def plan(
 
 
 @click.command()
-@click.argument("planfile", type=click.Path(path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="The plan as JSON (format_version 1.0).")
+@click.argument("planfile", type=click.Path(path_type=Path), required=False)
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="The plan as JSON (format_version 1.0); without PLANFILE, the state.",
+)
 @click.option(
     "--markdown", "as_markdown", is_flag=True, help="The plan as Markdown for a pull request."
 )
 @json_error_document("show")
-def show(planfile: Path, as_json: bool, as_markdown: bool) -> None:
-    """Render a saved plan, with what it was made for (its --label) and from."""
+def show(planfile: Path | None, as_json: bool, as_markdown: bool) -> None:
+    """Render a saved plan, with what it was made for (its --label) and from. Without
+    PLANFILE (or given a configuration directory), the state recorded for the configuration
+    (as `terraform show`): every resource's attributes and ids; sensitive values are never
+    shown."""
     from reconciler.render.markdown import Provenance
     from reconciler.usecases.planning import read_saved_plan
+
+    if planfile is None or planfile.is_dir():  # a configuration directory: its state
+        _show_state(planfile or Path("."), as_json, as_markdown)
+        return
 
     saved = read_saved_plan(planfile)
     provenance = Provenance(saved.label or str(saved.directory), saved.commit)
     if not as_json and not as_markdown:
         click.echo(f"{describe_saved(saved)}\n")
     emit_plan(saved.plan, as_json, as_markdown, plan_file=planfile, provenance=provenance)
+
+
+def _show_state(directory: Path, as_json: bool, as_markdown: bool) -> None:
+    from reconciler.render.state_text import render_state
+    from reconciler.usecases.showing import recorded_state, state_document
+
+    if as_markdown:
+        raise PoolformError(
+            "--markdown renders a saved plan; give its file: poolform show PLANFILE --markdown",
+            hint="without PLANFILE, `poolform show` prints the state (--json: as JSON)",
+        )
+    recorded = recorded_state(directory)
+    for address, why in (recorded.damaged if recorded else {}).items():
+        click.echo(
+            f"warning: the record of {address} is damaged ({why}); it is left out. "
+            f"`poolform state rm {address}` forgets it (then `poolform import` takes the "
+            "resource back)",
+            err=True,
+        )
+    if as_json:
+        click.echo(json.dumps(state_document(recorded), indent=2, sort_keys=True))
+    else:
+        click.echo(render_state(recorded.records if recorded else ()), nl=False)
 
 
 @click.command()

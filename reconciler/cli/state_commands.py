@@ -80,6 +80,8 @@ def state_list(directory: Path) -> None:
 @DIR_OPTION
 def state_show(address: str, directory: Path) -> None:
     """One recorded resource as JSON (sensitive values are salted hashes)."""
+    from reconciler.usecases.showing import record_document
+
     with _backend(directory) as backend:
         snapshot = backend.read_salvaged()
     if address in snapshot.damaged:
@@ -90,20 +92,7 @@ def state_show(address: str, directory: Path) -> None:
     record = snapshot.get(address)
     if record is None:
         raise PoolformError(f"{address} is not in the state")
-    click.echo(
-        json.dumps(
-            {
-                "address": record.address,
-                "resource_type": record.resource_type,
-                "attributes": record.attributes,
-                "provider_ids": dict(record.provider_ids),
-                "dependencies": list(record.dependencies),
-                "tainted": record.tainted,
-            },
-            indent=2,
-            sort_keys=True,
-        )
-    )
+    click.echo(json.dumps(record_document(record), indent=2, sort_keys=True))
 
 
 @state.command("rm")

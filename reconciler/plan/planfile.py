@@ -132,7 +132,13 @@ def read_plan(path: Path) -> SavedPlan:
         raise PoolformError(f"{path} is not a readable plan file: not a regular file")
     try:
         envelope = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        # A configuration's YAML file, most often (`show cluster.yaml`): no JSON parser's words.
+        raise PoolformError(
+            f"{path} is not a poolform plan file (not JSON)",
+            hint="create one with `poolform plan -out FILE`",
+        ) from None
+    except OSError as exc:
         raise PoolformError(f"{path} is not a readable plan file: {exc}") from None
     except RecursionError:  # nesting no plan has: a hostile or damaged file
         raise PoolformError(f"{path} is not a readable plan file: nested too deeply") from None

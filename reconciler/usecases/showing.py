@@ -1,0 +1,61 @@
+"""`poolform show` without a plan file: the state as recorded, as `terraform show` prints it.
+Reads only: no lock is taken (a reader sees one serial whole), nothing is written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from state import ResourceRecord, StateSnapshot
+
+
+@dataclass(frozen=True)
+class RecordedState:
+    """A state's records at one serial; `damaged` names the records that cannot be read."""
+
+    lineage: str
+    serial: int
+    records: tuple[ResourceRecord, ...]
+    damaged: dict[str, str]
+
+
+def recorded_state(directory: Path) -> RecordedState | None:
+    """The state of the configuration in `directory` (where its Cluster keeps it), or None
+    when nothing was applied from it yet."""
+    from reconciler.checks import load_configuration
+    from reconciler.workspace import open_state
+
+    backend = open_state(load_configuration(directory))
+    try:
+        if not backend.exists():
+            return None
+        snapshot: StateSnapshot = backend.read_salvaged()
+    finally:
+        backend.close()
+    return RecordedState(snapshot.lineage, snapshot.serial, tuple(snapshot), dict(snapshot.damaged))
+
+
+def record_document(record: ResourceRecord) -> dict[str, Any]:
+    """One record as JSON (`state show ADDR`, and each of `show --json`'s resources).
+    Sensitive values are recorded as salted hashes: none is shown."""
+    return {
+        "address": record.address,
+        "resource_type": record.resource_type,
+        "attributes": record.attributes,
+        "provider_ids": dict(record.provider_ids),
+        "dependencies": list(record.dependencies),
+        "tainted": record.tainted,
+    }
+
+
+def state_document(state: RecordedState | None) -> dict[str, Any]:
+    """`show --json`: the whole state; an empty list of resources when there is none."""
+    if state is None:
+        return {"lineage": None, "serial": 0, "resources": [], "damaged": {}}
+    return {
+        "lineage": state.lineage,
+        "serial": state.serial,
+        "resources": [record_document(record) for record in state.records],
+        "damaged": state.damaged,
+    }
