@@ -132,12 +132,16 @@ def read_plan(path: Path) -> SavedPlan:
         raise PoolformError(f"{path} is not a readable plan file: not a regular file")
     try:
         envelope = json.loads(path.read_text())
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        # A configuration's YAML file, most often (`show cluster.yaml`): no JSON parser's words.
-        raise PoolformError(
-            f"{path} is not a poolform plan file (not JSON)",
-            hint="create one with `poolform plan -out FILE`",
-        ) from None
+    except json.JSONDecodeError as exc:
+        if exc.doc.lstrip().startswith("{"):
+            raise PoolformError(
+                f"{path} is not a readable plan file: damaged or cut short ({exc.msg} at line "
+                f"{exc.lineno}, column {exc.colno})",
+                hint="re-plan: run `poolform plan -out FILE` again",
+            ) from None
+        raise _not_json(path) from None
+    except UnicodeDecodeError:
+        raise _not_json(path) from None
     except OSError as exc:
         raise PoolformError(f"{path} is not a readable plan file: {exc}") from None
     except RecursionError:  # nesting no plan has: a hostile or damaged file
@@ -176,6 +180,14 @@ def read_plan(path: Path) -> SavedPlan:
     except (KeyError, TypeError, ValueError, AssertionError, AttributeError) as exc:
         # AttributeError: a part of the wrong shape (a string or null where a change is)
         raise PoolformError(f"{path} is not a valid plan: {exc}") from None
+
+
+def _not_json(path: Path) -> PoolformError:
+    # A configuration's YAML file, most often (`show cluster.yaml`): no JSON parser's words.
+    return PoolformError(
+        f"{path} is not a poolform plan file (not JSON)",
+        hint="create one with `poolform plan -out FILE`",
+    )
 
 
 def _sealed_v2(directory: str, body: Any, reread: Any) -> str:
