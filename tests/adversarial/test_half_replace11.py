@@ -3,7 +3,10 @@ the old (or, on a reservation, the other way round). A provider error between th
 apply saying only the cloud's words ("Quota exceeded", "Required permission denied"): nothing
 told the user that the reserved group was already deleted, or that a second group now ran.
 Now the error says how far the replacement got, naming both groups; and what follows holds:
-`drift` names the half-made copy as the interrupted apply's, the next `apply` finishes the
+`drift` names the half-made copy as the interrupted apply's, and says of the recorded group
+(deleted, or its bounds gone with its autoscaler) that an apply was interrupted while replacing
+it, where it said only "gone from the provider" / "changed outside poolform"; the next `apply`
+finishes the
 replacement (adopting that copy, never making a third), and after it nothing is left over and
 nothing else was touched. (A kill -9 at the same point leaves the same state: nothing is
 written between the steps, the intent recorded before the first.)"""
@@ -86,6 +89,8 @@ def test_a_half_done_replacement_says_so_and_the_next_apply_finishes_it(
     drift = pf("drift", config)
     assert drift.returncode == 2
     assert "created by an apply that was interrupted before recording it" in drift.stdout
+    (entry,) = (x for x in drift.stdout.splitlines() if x.startswith(("  ~ ", "  - ")))
+    assert machine_type in entry and "an apply was interrupted while replacing it" in entry
 
     finished = pf("apply", config, "--auto-approve")
     assert finished.returncode == 0, finished.stdout + finished.stderr
