@@ -5,7 +5,9 @@ rm` let go). A refreshed plan sees that (it plans `gone`); `plan --no-refresh` r
 Before, its apply deleted whatever the ids named: another state's Auto Scaling group (AWS),
 another address's group (local), a forgotten GCP group. Now every provider's delete reads the
 object's tags first and refuses (exit 1, naming the address and the id), deleting nothing, when
-they are not this lineage's at this address; a template a person swapped in stays too."""
+they are not this lineage's at this address; a template a person swapped in stays too. And
+`state rm` of such a record (the way out the refusal names) no longer strips the tags of this
+state's object at another address (only another lineage's were left alone)."""
 
 from __future__ import annotations
 
@@ -117,7 +119,16 @@ def test_local_no_refresh_delete_of_an_address_leaves_the_group_another_one_has(
     assert applied.returncode == 1, applied.stdout + applied.stderr
     said = applied.stdout + applied.stderr
     assert cpu in said and h100_ids["group"] in said and f"this state's {h100}" in said
-    groups = LocalProvider(state_dir=quick / ".poolform").list(_lineage(pf, quick))
+    lineage = _lineage(pf, quick)
+    groups = LocalProvider(state_dir=quick / ".poolform").list(lineage)
+    assert h100_ids["group"] in {o.provider_ids.get("group") for o in groups}
+
+    # The way out the refusal names: `state rm` drops the record and leaves the object as it
+    # is. It stripped the tags of whatever the ids named: h100's group, lost to h100 for good.
+    removed = pf("state", "rm", cpu, "--chdir", quick)
+    assert removed.returncode == 0, removed.stdout + removed.stderr
+    assert f"as this state's {h100}, not {cpu}: it was left as it is" in removed.stdout
+    groups = LocalProvider(state_dir=quick / ".poolform").list(lineage)
     assert h100_ids["group"] in {o.provider_ids.get("group") for o in groups}
 
 
