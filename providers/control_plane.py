@@ -13,7 +13,10 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
+from providers.ownership import check_deletable
 from providers.protocol import (
+    TAG_ADDRESS,
+    TAG_LINEAGE,
     ErrorKind,
     Observed,
     ProviderError,
@@ -84,8 +87,16 @@ class StoredControlPlane:
     def replace(self, spec: ResourceSpec, ids: Mapping[str, str], rolling: RollingSpec) -> Observed:
         return self._new(spec, ids.get("object"))
 
-    def delete(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
-        if not self.store.delete_object(ids.get("object", "")):
+    def delete(
+        self, address: str, resource_type: str, ids: Mapping[str, str], *, lineage: str
+    ) -> None:
+        object_id = ids.get("object", "")
+        for found in self.store.get_objects([object_id] if object_id else []):
+            check_deletable(
+                address, f"object {object_id}", lineage=lineage,
+                tags={TAG_LINEAGE: found.lineage, TAG_ADDRESS: found.address},
+            )  # fmt: skip
+        if not self.store.delete_object(object_id):
             raise _not_found(address, ids)
 
     def import_resource(

@@ -55,3 +55,39 @@ def check_importable(
             f"{provider_id} belongs to this state's {named}, not {address}: import it there, "
             f"or run `poolform state rm {named}` first to move it"
         )
+
+
+def is_ours(tags: Mapping[str, str], *, lineage: str, address: str) -> bool:
+    """Whether the object's poolform tags name this state's `address`."""
+    return tags.get(TAG_LINEAGE) == lineage and tags.get(TAG_ADDRESS) == address
+
+
+def check_deletable(
+    address: str, shown: str, *, tags: Mapping[str, str], lineage: str, forgotten: bool = False
+) -> None:
+    """PERMANENT unless the object is this state's `address`, as its tags say: a delete goes
+    by the ids the state records, and a record edited, pushed or left stale may name an object
+    that is not this resource's (another state's, one `state rm` let go, one made by hand).
+
+    `shown`: the object as the message names it ("group asg-1"); `forgotten`: the provider
+    noted that `state rm` let it go (a cloud that cannot remove its tags)."""
+    if is_ours(tags, lineage=lineage, address=address) and not forgotten:
+        return
+    owner, named = tags.get(TAG_LINEAGE), tags.get(TAG_ADDRESS)
+    if forgotten:
+        whose = "`state rm` let it go"
+    elif not owner:
+        whose = "it carries no poolform tags (made by hand, or let go by `state rm`)"
+    elif owner != lineage:
+        whose = (
+            f"it is another poolform state's (lineage {owner}{f', as {named}' if named else ''})"
+        )
+    else:
+        whose = f"it is this state's {named or 'object at no address'}, not {address}"
+    raise ProviderError(
+        ErrorKind.PERMANENT,
+        f"refusing to delete {shown}: the state records it here, but {whose}; nothing was "
+        f"deleted (if the record is wrong, `poolform state rm {address}` drops it and leaves "
+        "the object alone)",
+        address=address,
+    )

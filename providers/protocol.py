@@ -127,8 +127,13 @@ class Provider(Protocol):
         """Recreate: a new template and instances rolled over in batches, idle ones first."""
         ...
 
-    def delete(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
-        """Delete; raises NOT_FOUND when it is already gone (the applier treats that as done)."""
+    def delete(
+        self, address: str, resource_type: str, ids: Mapping[str, str], *, lineage: str
+    ) -> None:
+        """Delete; raises NOT_FOUND when it is already gone (the applier treats that as done).
+        PERMANENT, deleting nothing, when what the ids name is not this lineage's `address`
+        (providers/ownership.py: check_deletable): the ids come from a record, which may be
+        stale or edited, and a delete must never reach an object that is not this resource."""
         ...
 
     def import_resource(

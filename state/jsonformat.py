@@ -30,6 +30,7 @@ import hashlib
 import hmac
 import json
 import re
+from collections import Counter
 from typing import Any
 
 from state.errors import StateError
@@ -195,6 +196,40 @@ def _refuse_shared_ids(records: list[ResourceRecord]) -> None:
                 )
 
 
+def _refuse_cycles(records: list[ResourceRecord]) -> None:
+    """Dependencies apply recorded never loop; a loop pushed would stop every later plan that
+    orders these records (a destroy: "the change graph has a cycle") until it is pushed away."""
+    needs = {r.address: [d for d in r.dependencies if d] for r in records}
+    done: set[str] = set()
+    for start in sorted(needs):
+        path: list[str] = []
+        on_path: set[str] = set()
+        stack: list[tuple[str, int]] = [(start, 0)]
+        while stack:
+            address, step = stack.pop()
+            if step == 0:
+                if address in done:
+                    continue
+                path.append(address)
+                on_path.add(address)
+            following = needs.get(address, [])
+            if step < len(following):
+                stack.append((address, step + 1))
+                nxt = following[step]
+                if nxt in on_path:
+                    loop = [*path[path.index(nxt) :], nxt]
+                    raise StateError(
+                        f"resource {loop[0]!r}: its dependencies loop back to it "
+                        f"({' -> '.join(loop)}); apply never records a cycle"
+                    )
+                if nxt not in done and nxt in needs:
+                    stack.append((nxt, 0))
+                continue
+            path.pop()
+            on_path.discard(address)
+            done.add(address)
+
+
 def snapshot_from_json(doc: Any) -> StateSnapshot:
     """Parse and validate a push document; StateError names the first problem."""
     if not isinstance(doc, dict):
@@ -209,9 +244,11 @@ def snapshot_from_json(doc: Any) -> StateSnapshot:
     resources = _require(doc, "resources", list, "state document")
     records = [record_from_dict(r, f"resources[{n}]") for n, r in enumerate(resources)]
     addresses = [r.address for r in records]
-    if len(set(addresses)) != len(addresses):
-        raise StateError("state document: duplicate resource addresses")
+    twice = sorted(a for a, n in Counter(addresses).items() if n > 1)
+    if twice:
+        raise StateError(f"state document: resource {twice[0]!r} is recorded twice")
     _refuse_shared_ids(records)
+    _refuse_cycles(records)
     intents: dict[str, CreateIntent] = {}
     items = doc.get("intents", [])
     if not isinstance(items, list):

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from providers.control_plane import StoredControlPlane
-from providers.ownership import check_importable
+from providers.ownership import check_deletable, check_importable, is_ours
 from providers.protocol import (
     TAG_ADDRESS,
     TAG_LINEAGE,
@@ -222,15 +222,36 @@ class AwsProvider:
         group = self.waiter.capacity(name, want, since, spec.address, request.launch)
         return observe_group(group, Version(template_id, number, request.data, defaults))
 
-    def delete(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
+    def delete(
+        self, address: str, resource_type: str, ids: Mapping[str, str], *, lineage: str
+    ) -> None:
         if resource_type in CONTROL_PLANE_TYPES:
-            self.control.delete(address, resource_type, ids)
+            self.control.delete(address, resource_type, ids, lineage=lineage)
             return
+        group = self.groups.find(ids["group"], address) if ids.get("group") else None
+        template_id = ids.get("template")
+        template = (
+            self.reader.templates_by_id([template_id]).get(template_id) if template_id else None
+        )
+        # The resource is its group's (with none left, its template's): whose it is decides.
+        if group is not None:
+            check_deletable(
+                address, f"group {ids['group']}", tags=tags_of(group.get("Tags")), lineage=lineage
+            )
+        elif template is not None:
+            check_deletable(
+                address, f"launch template {template_id}", tags=tags_of(template.get("Tags")),
+                lineage=lineage,
+            )  # fmt: skip
         existed = False
-        if ids.get("group"):
+        if group is not None:
             existed |= _unless_gone(lambda: self.groups.delete_group(ids["group"], address))
-        if ids.get("template"):
-            existed |= _unless_gone(lambda: self.groups.delete_template(ids["template"], address))
+        # A template a person swapped in, recorded since, is theirs: only ours is deleted.
+        mine = template is not None and is_ours(
+            tags_of(template.get("Tags")), lineage=lineage, address=address
+        )
+        if template_id and mine:
+            existed |= _unless_gone(lambda: self.groups.delete_template(template_id, address))
         if not existed:
             shown = ", ".join(f"{k} {v}" for k, v in sorted(ids.items())) or "no recorded ids"
             raise ProviderError(ErrorKind.NOT_FOUND, f"{shown}: not found", address=address)

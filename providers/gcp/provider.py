@@ -22,7 +22,7 @@ from typing import Any
 
 from providers.catalog import CATALOG
 from providers.control_plane import StoredControlPlane
-from providers.ownership import check_importable
+from providers.ownership import check_deletable, check_importable, is_ours
 from providers.protocol import (
     TAG_ADDRESS,
     TAG_LINEAGE,
@@ -138,12 +138,33 @@ class GcpProvider:
         with self.boundary.about(spec.address, spot=shape.market == "SPOT"):
             return self.groups.replace(spec, shape, ids, rolling)
 
-    def delete(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
+    def delete(
+        self, address: str, resource_type: str, ids: Mapping[str, str], *, lineage: str
+    ) -> None:
         if resource_type in CONTROL_PLANE_TYPES:
-            self.control.delete(address, resource_type, ids)
+            self.control.delete(address, resource_type, ids, lineage=lineage)
             return
         with self.boundary.about(address):
-            if not self.groups.delete(address, ids):
+            group = self.compute.get_group(ids["group"]) if ids.get("group") else None
+            template = self.compute.get_template(ids["template"]) if ids.get("template") else None
+            # The resource is its group's (with none left, its template's): whose it is decides.
+            # Labels and descriptions are fixed once made, so `state rm` notes what it let go.
+            for kind, found in (("group", group), ("template", template)):
+                if found is not None:
+                    check_deletable(
+                        address, f"{kind} {ids[kind]}", lineage=lineage,
+                        tags=tags_of(parse_description(found.get("description"))),
+                        forgotten=ids[kind] in self.control.forgotten(),
+                    )  # fmt: skip
+                    break
+            doomed = dict(ids)
+            # A template a person swapped in, recorded since, is theirs: only ours is deleted.
+            if template is not None and not is_ours(
+                tags_of(parse_description(template.get("description"))),
+                lineage=lineage, address=address,
+            ):  # fmt: skip
+                doomed.pop("template")
+            if not self.groups.delete(address, doomed):
                 shown = ", ".join(f"{k} {v}" for k, v in sorted(ids.items())) or "no ids"
                 raise ProviderError(ErrorKind.NOT_FOUND, f"{shown}: not found", address=address)
 

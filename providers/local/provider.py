@@ -19,7 +19,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from providers.ownership import check_deletable
 from providers.protocol import (
+    TAG_ADDRESS,
+    TAG_LINEAGE,
     ErrorKind,
     Observed,
     ProviderError,
@@ -121,22 +124,32 @@ class LocalProvider:
             self._tend()
             return self.fleet.roll(spec, shape_of(spec), ids, rolling)
 
-    def delete(self, address: str, resource_type: str, ids: Mapping[str, str]) -> None:
+    def delete(
+        self, address: str, resource_type: str, ids: Mapping[str, str], *, lineage: str
+    ) -> None:
         with self._call(address):
             self._tend()
             if resource_type in CONTROL_PLANE_TYPES:
                 with self.cloud.write() as conn:
-                    gone = conn.execute("DELETE FROM objects WHERE id = ?", (ids.get("object"),))
-                    if gone.rowcount == 0:
+                    found = self.cloud.object(conn, ids.get("object"))
+                    if found is None:
                         raise not_found(address, ids)
+                    _check_ours(address, f"object {found['id']}", found, lineage)
+                    conn.execute("DELETE FROM objects WHERE id = ?", (found["id"],))
                 return
             with self.cloud.write() as conn:
                 group = self.cloud.group(conn, ids.get("group", ""))
                 template = self.cloud.template(conn, ids.get("template"))
                 if group is None and template is None:
                     raise not_found(address, ids)
+                # The resource is its group's (with none left, its template's): whose it is
+                # decides; of its parts, only ours go.
+                if group is not None:
+                    _check_ours(address, f"group {group['id']}", group, lineage)
+                elif template is not None:
+                    _check_ours(address, f"template {template['id']}", template, lineage)
                 doomed = self.cloud.delete_group(conn, group["id"]) if group else []
-                if template is not None:
+                if template is not None and _ours(template, lineage, address):
                     conn.execute("DELETE FROM templates WHERE id = ?", (template["id"],))
                 if group is not None:
                     conn.execute("DELETE FROM rolls WHERE group_id = ?", (group["id"],))
@@ -281,3 +294,12 @@ def _short(observed: Observed) -> bool:
         and "group" in observed.provider_ids
         and int(attributes.get("running") or 0) < int(attributes.get("desired") or 0)
     )
+
+
+def _ours(row: sqlite3.Row, lineage: str, address: str) -> bool:
+    return bool(row["lineage"] == lineage and row["address"] == address)
+
+
+def _check_ours(address: str, shown: str, row: sqlite3.Row, lineage: str) -> None:
+    tags = {TAG_LINEAGE: row["lineage"], TAG_ADDRESS: row["address"]} if row["lineage"] else {}
+    check_deletable(address, shown, tags=tags, lineage=lineage)

@@ -96,7 +96,9 @@ class ChangeExecutor:
         )
         try:
             if change.reason_code is not Reason.GONE:  # nothing of this state's is left there
-                self.provider.delete(change.address, change.resource_type, ids)
+                self.provider.delete(
+                    change.address, change.resource_type, ids, lineage=self.lineage
+                )
         except ProviderError as error:
             if error.kind is not ErrorKind.NOT_FOUND:
                 raise

@@ -147,6 +147,14 @@ def _compare(
     return drifts, notes
 
 
+def _interrupted(snapshot: StateSnapshot, address: str, reason: str) -> str:
+    """A recorded resource with an intent: a replace of it was cut short (the intent is cleared
+    by the write that records its result), and what differs may be that replace's doing."""
+    if address not in snapshot.intents:
+        return reason
+    return text_of(DriftReason.INTERRUPTED, reason=reason)
+
+
 def detect_drift(
     snapshot: StateSnapshot,
     observed: Iterable[Observed],
@@ -169,7 +177,12 @@ def detect_drift(
                 kept = ", ".join(f"{k} {v}" for k, v in sorted(left.provider_ids.items()))
                 reason = text_of(DriftReason.GROUP_GONE, ids=kept)
             drifted.append(
-                ResourceDrift(record.address, record.resource_type, DriftStatus.DELETED, reason)
+                ResourceDrift(
+                    record.address,
+                    record.resource_type,
+                    DriftStatus.DELETED,
+                    _interrupted(snapshot, record.address, reason),
+                )
             )
             continue
         item = next(
@@ -189,7 +202,9 @@ def detect_drift(
                     record.address,
                     record.resource_type,
                     DriftStatus.CHANGED,
-                    text_of(DriftReason.CHANGED, attributes=names),
+                    _interrupted(
+                        snapshot, record.address, text_of(DriftReason.CHANGED, attributes=names)
+                    ),
                     tuple(changes),
                     dict(item.provider_ids),
                 )

@@ -40,6 +40,7 @@ class DriftReason(enum.StrEnum):
     GONE = "gone"
     GROUP_GONE = "group_gone"
     UNMANAGED = "unmanaged"
+    INTERRUPTED = "interrupted"  # said after the reason when a replace of it was interrupted
 
 
 # The human text of every code, in one table; details fill the templates.
@@ -53,6 +54,8 @@ TEXT: dict[NoteCode | DriftReason, str] = {
     DriftReason.CHANGED: "changed outside poolform: {attributes}",
     DriftReason.GONE: "recorded in state, but gone from the provider",
     DriftReason.GROUP_GONE: "its instance group is gone from the provider ({ids} is left)",
+    DriftReason.INTERRUPTED: "{reason}; an apply was interrupted while replacing it (its intent "
+    "is recorded), so this may be that apply's half-done work: the next apply finishes it",
     DriftReason.UNMANAGED: "tagged with this state's lineage, but no record accounts for it "
     "(poolform never deletes it): {hint}",
 }

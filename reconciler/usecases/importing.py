@@ -145,11 +145,22 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
         return kept.format(getattr(error, "message", str(error)))
     try:
         ref = ResourceRef(record.address, record.resource_type, record.provider_ids)
-        owners = {o.tags.get(TAG_LINEAGE, "") for o in provider.read([ref])} - {"", lineage}
+        seen = provider.read([ref])
+        owners = {o.tags.get(TAG_LINEAGE, "") for o in seen} - {"", lineage}
         if owners:
             return (
                 f"The provider marks {ids} as another state's (lineage {', '.join(sorted(owners))}"
                 "), not this one's: it was left as it is."
+            )
+        # This state's object at another address (ids edited or swapped): untagged, that
+        # address would lose it, and its next plan would make a second one.
+        elsewhere = {
+            o.tags.get(TAG_ADDRESS, "") for o in seen if o.tags.get(TAG_LINEAGE) == lineage
+        } - {"", record.address}
+        if elsewhere:
+            return (
+                f"The provider marks {ids} as this state's {', '.join(sorted(elsewhere))}, not "
+                f"{record.address}: it was left as it is."
             )
         provider.forget(record.address, record.resource_type, record.provider_ids)
     except ProviderError as error:

@@ -112,7 +112,7 @@ HOSTILE_PUSH: dict[str, tuple[Callable[[Doc], str], str]] = {
     "a null record": (_bumped(lambda d: d.update(resources=[None])), "expected an object"),
     "one address twice": (
         _bumped(lambda d: d.update(resources=d["resources"] + d["resources"][:1])),
-        "duplicate",
+        "is recorded twice",
     ),
     "nesting 100000 deep": (lambda d: '{"a":' * 100000 + "1" + "}" * 100000, "nested deeper"),
     "a path for an address": (_bumped(_first("address", "../../etc/passwd")), "not the address"),

@@ -205,7 +205,7 @@ def test_read_only_the_given_refs(provider: AwsProvider, lineage: str) -> None:
 def test_delete_then_not_found(provider: AwsProvider, lineage: str) -> None:
     spec = machine(lineage, warm=2)
     ids = provider.create(spec).provider_ids
-    provider.delete(spec.address, "machine_type", ids)
+    provider.delete(spec.address, "machine_type", ids, lineage=lineage)
     assert provider.list(lineage) == []
     ec2, _ = clients()
     running = [
@@ -216,7 +216,7 @@ def test_delete_then_not_found(provider: AwsProvider, lineage: str) -> None:
     ]
     assert running == []
     with pytest.raises(ProviderError) as caught:
-        provider.delete(spec.address, "machine_type", ids)
+        provider.delete(spec.address, "machine_type", ids, lineage=lineage)
     assert caught.value.kind is ErrorKind.NOT_FOUND
 
 
@@ -265,7 +265,7 @@ def test_zones_chosen_by_poolform_read_back_as_undeclared(
 def test_replace_of_a_deleted_group_recreates_it(provider: AwsProvider, lineage: str) -> None:
     spec = machine(lineage, warm=1)
     ids = provider.create(spec).provider_ids
-    provider.delete(spec.address, "machine_type", {"group": ids["group"]})
+    provider.delete(spec.address, "machine_type", {"group": ids["group"]}, lineage=lineage)
     new_spec = machine(lineage, warm=1, instance_type="p4d.24xlarge")
     observed = provider.replace(new_spec, ids, RollingSpec(1, False))
     assert observed.provider_ids["group"] != ids["group"]
@@ -327,7 +327,7 @@ def test_control_plane_objects_round_trip(provider: AwsProvider, lineage: str) -
     assert listed.attributes["priority"] == 9
     ref = ResourceRef(spec.address, spec.resource_type, created.provider_ids)
     assert provider.read([ref])[0].attributes["priority"] == 9
-    provider.delete(spec.address, spec.resource_type, created.provider_ids)
+    provider.delete(spec.address, spec.resource_type, created.provider_ids, lineage=lineage)
     assert provider.list(lineage) == []
     # poolform's own objects: AWS is only listed (for groups), never changed.
     assert set(provider.api_calls) <= {"DescribeAutoScalingGroups", "DescribeLaunchTemplates"}

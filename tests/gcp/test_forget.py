@@ -46,7 +46,7 @@ def test_a_forgotten_group_is_listed_no_more_and_can_be_imported_back(
 def test_forgetting_what_is_gone_is_not_found(provider: GcpProvider) -> None:
     spec = machine_type()
     made = provider.create(spec)
-    provider.delete(spec.address, spec.resource_type, made.provider_ids)
+    provider.delete(spec.address, spec.resource_type, made.provider_ids, lineage=LINEAGE)
     with pytest.raises(ProviderError) as caught:
         provider.forget(spec.address, spec.resource_type, made.provider_ids)
     assert caught.value.kind is ErrorKind.NOT_FOUND

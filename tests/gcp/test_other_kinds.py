@@ -41,9 +41,9 @@ def test_control_plane_round_trip(provider: GcpProvider, cloud: FakeCloud) -> No
         made.provider_ids,
         RollingSpec(1, False),
     )
-    provider.delete(spec.address, "resource_pool", replaced.provider_ids)
+    provider.delete(spec.address, "resource_pool", replaced.provider_ids, lineage=LINEAGE)
     with pytest.raises(ProviderError) as raised:
-        provider.delete(spec.address, "resource_pool", replaced.provider_ids)
+        provider.delete(spec.address, "resource_pool", replaced.provider_ids, lineage=LINEAGE)
     assert raised.value.kind is ErrorKind.NOT_FOUND
     assert [o.resource_type for o in provider.list(LINEAGE)] == ["machine_type"]
 

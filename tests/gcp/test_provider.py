@@ -239,10 +239,10 @@ def test_read_returns_only_the_refs_asked(provider: GcpProvider) -> None:
 
 def test_delete_then_not_found(provider: GcpProvider, cloud: FakeCloud) -> None:
     observed = provider.create(machine_type())
-    provider.delete(observed.address, "machine_type", observed.provider_ids)
+    provider.delete(observed.address, "machine_type", observed.provider_ids, lineage=LINEAGE)
     assert not (cloud.groups or cloud.templates or cloud.autoscalers or cloud.instances)
     with pytest.raises(ProviderError) as raised:
-        provider.delete(observed.address, "machine_type", observed.provider_ids)
+        provider.delete(observed.address, "machine_type", observed.provider_ids, lineage=LINEAGE)
     assert raised.value.kind is ErrorKind.NOT_FOUND
 
 
@@ -250,7 +250,10 @@ def test_delete_a_template_left_behind(provider: GcpProvider, cloud: FakeCloud) 
     observed = provider.create(machine_type())
     cloud.hand_delete_group(observed.provider_ids["group"])
     provider.delete(
-        observed.address, "machine_type", {"template": observed.provider_ids["template"]}
+        observed.address,
+        "machine_type",
+        {"template": observed.provider_ids["template"]},
+        lineage=LINEAGE,
     )
     assert not cloud.templates
 

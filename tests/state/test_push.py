@@ -65,7 +65,7 @@ CASES: dict[str, tuple[Callable[[Doc], None], str]] = {
     ),
     "duplicate addresses": (
         lambda d: d["resources"].append(copy.deepcopy(first(d))),
-        "duplicate resource addresses",
+        "is recorded twice",
     ),
     "intents not a list": (lambda d: d.update(intents="x"), "'intents' must be a list"),
 }

@@ -308,9 +308,9 @@ def test_admin_changes_show_in_list(provider: LocalProvider, state_dir: Path) ->
     with pytest.raises(ProviderError) as caught:
         provider.update(machine(2, 4), ids)
     assert caught.value.kind is ErrorKind.NOT_FOUND
-    provider.delete(MT, "machine_type", ids)  # the template left behind
+    provider.delete(MT, "machine_type", ids, lineage=LINEAGE)  # the template left behind
     with pytest.raises(ProviderError) as again:
-        provider.delete(MT, "machine_type", ids)
+        provider.delete(MT, "machine_type", ids, lineage=LINEAGE)
     assert again.value.kind is ErrorKind.NOT_FOUND
     assert provider.list(LINEAGE) == []
 
@@ -323,7 +323,7 @@ def test_control_plane_objects(provider: LocalProvider) -> None:
     replaced = provider.replace(policy(7), created.provider_ids, RollingSpec(1, False))
     assert replaced.provider_ids != created.provider_ids
     assert [o.provider_ids for o in provider.list(LINEAGE)] == [replaced.provider_ids]
-    provider.delete("subject_policy.a", "subject_policy", replaced.provider_ids)
+    provider.delete("subject_policy.a", "subject_policy", replaced.provider_ids, lineage=LINEAGE)
     with pytest.raises(ProviderError) as caught:
         provider.update(policy(5), replaced.provider_ids)
     assert caught.value.kind is ErrorKind.NOT_FOUND
@@ -400,7 +400,7 @@ def test_a_create_resumed_on_a_half_made_replacement_adopts_it(state_dir: Path) 
     )
     with pytest.raises(Killed):
         dying.replace(spec, old, RollingSpec(1, False))
-    first.delete(MT, "machine_type", old)
+    first.delete(MT, "machine_type", old, lineage=LINEAGE)
     created = first.create(spec)
     [only] = first.list(LINEAGE)
     assert only.provider_ids == created.provider_ids
@@ -478,7 +478,7 @@ def test_housekeeping_never_touches_a_worker_still_booting(state_dir: Path) -> N
 
 def test_forget_and_import_of_what_is_not_there(provider: LocalProvider) -> None:
     ids = provider.create(machine(1, 1)).provider_ids
-    provider.delete(MT, "machine_type", ids)
+    provider.delete(MT, "machine_type", ids, lineage=LINEAGE)
     with pytest.raises(ProviderError) as gone:
         provider.forget(MT, "machine_type", ids)
     assert gone.value.kind is ErrorKind.NOT_FOUND
