@@ -70,7 +70,7 @@ def _checked(reading: Reading) -> Configuration:
         raise ConfigurationError(reading.problems + resolve(reading.findings, reading.index))
     with collector_paused():
         findings = reading.findings + check_configuration(reading.configuration)
-    diagnostics = resolve(findings, reading.index)
+    diagnostics = resolve(findings, reading.index) + reading.notes
     if any(d.severity == "error" for d in diagnostics):
         raise ConfigurationError(diagnostics)
     configuration = reading.configuration

@@ -16,11 +16,12 @@ from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from reconciler.errors import Diagnostic, YamlProblem
+from reconciler.errors import Diagnostic, Location, YamlProblem
 from reconciler.loading.documents import PositionIndex, read_documents
 from reconciler.loading.sources import (
     Listing,
     RawDocument,
+    SourceFile,
     SourceRef,
     digest,
     list_sources,
@@ -243,6 +244,10 @@ class Reading:
     findings: list[Finding]  # model-level problems; `resolve` gives them their positions
     index: PositionIndex
     problems: list[Diagnostic]  # file- and YAML-level problems, already located
+    # Files that declare nothing while others do: emptied by mistake (a redirect, a full disk)
+    # they would delete what they declared, so each is named (a warning: emptying a file is
+    # also how one deletes, as in Terraform).
+    notes: list[Diagnostic] = field(default_factory=list)
 
 
 def _read(listing: Listing, directory: Path) -> Reading:
@@ -253,6 +258,7 @@ def _read(listing: Listing, directory: Path) -> Reading:
     problems: list[Diagnostic] = list(listing.problems)
     invalid: set[tuple[str, str]] = set()
     declared = 0
+    empty: list[SourceFile] = []
     for source in sources:
         try:
             read = read_documents(source)
@@ -260,6 +266,7 @@ def _read(listing: Listing, directory: Path) -> Reading:
             problems.append(yaml_diagnostic(source, problem))
             continue
         index.remember(source.display, read.positioned)
+        before = declared
         for number, raw in enumerate(read.documents):
             if raw.data is None:
                 continue
@@ -273,6 +280,8 @@ def _read(listing: Listing, directory: Path) -> Reading:
                 invalid.add(
                     (canonical_kind(str(raw.data.get("kind"))) or "", str(raw.data.get("name")))
                 )
+        if declared == before:
+            empty.append(source)
     configuration = Configuration(
         directory,
         documents,
@@ -281,7 +290,20 @@ def _read(listing: Listing, directory: Path) -> Reading:
         declares_nothing=declared == 0 and not problems,
         file_count=len(sources),
     )
-    return Reading(configuration, findings, index, problems)
+    notes = [_declares_nothing(source) for source in empty] if declared else []
+    return Reading(configuration, findings, index, problems, notes)
+
+
+def _declares_nothing(source: SourceFile) -> Diagnostic:
+    what = "is empty" if not source.raw.strip() else "holds no document (only comments or `---`)"
+    return Diagnostic(
+        "warning",
+        "empty-file",
+        f"this file {what}: whatever it declared before is no longer declared, and a plan "
+        "deletes it",
+        Location(source.display),
+        "if it was emptied by mistake, restore it; to delete what it declared, delete the file",
+    )
 
 
 def read_directory(directory: Path) -> Reading:

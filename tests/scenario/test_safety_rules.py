@@ -4,6 +4,7 @@ state consistent)."""
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
 
@@ -65,6 +66,29 @@ def test_an_emptied_configuration_with_recorded_resources_is_refused(
     destroyed = run("destroy", quickstart, "--auto-approve")
     assert destroyed.code == 0 and "8 destroyed" in destroyed.out
     assert recorded_addresses(quickstart) == []
+
+
+@pytest.mark.parametrize("content", ["", "# policies moved to teams.yaml\n---\n"])
+def test_one_emptied_file_is_named_in_validate_and_in_every_plan(
+    run, quickstart: Path, content: str
+) -> None:
+    """Emptying a file is how one deletes what it declared (as in Terraform), but a file
+    emptied by mistake (a redirect, a full disk) looks the same: every output names it."""
+    assert run("apply", quickstart, "--auto-approve").code == 0
+    (quickstart / "policies.yaml").write_text(content)
+    validated = run("validate", quickstart)
+    assert validated.code == 0
+    assert "policies.yaml: warning: this file " in validated.err
+    assert "[empty-file]" in validated.err
+    text = run("plan", quickstart)
+    assert text.code == 0 and "policies.yaml: warning: this file " in text.out
+    assert "2 to destroy" in text.out
+    markdown = run("plan", quickstart, "--markdown")
+    assert "policies.yaml: warning: this file " in markdown.out
+    as_json = json.loads(run("plan", quickstart, "--json").out)
+    assert [w for w in as_json["warnings"] if "[empty-file]" in w]
+    # The other files name nothing: only the emptied one is named.
+    assert "machine-pool.yaml: warning" not in validated.err
 
 
 def test_an_empty_configuration_with_empty_state_is_refused_as_terraform_does(run, write) -> None:
