@@ -26,6 +26,7 @@ from reconciler.cli.common import (
     parse_timeout,
     terminal_confirm,
 )
+from reconciler.cli.global_options import CHDIR
 from reconciler.cli.output import describe_saved, emit_drift, use_color
 from reconciler.cli.progress import JsonReporter, Reporter, reporter_for
 from reconciler.errors import ConfigurationError, PoolformError
@@ -276,6 +277,7 @@ def apply(
             parallelism=parallelism,
             lock_timeout=timeout,
             environ=os.environ,
+            within=Path.cwd() if click.get_current_context().find_root().meta.get(CHDIR) else None,
         )
     finally:
         view.close()

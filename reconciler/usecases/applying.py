@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,10 +88,13 @@ def apply_plan(
     environ: Mapping[str, str],
     retry: RetryPolicy | None = None,
     clock: Clock = SYSTEM_CLOCK,
+    within: Path | None = None,
 ) -> AppliedPlan:
     """Apply `target`: a saved plan file (exactly its steps; `confirm` is not asked, the plan
     was reviewed) or a configuration directory (planned with `options`, applied once `confirm`
-    says yes). The plan about to be applied goes to `on_plan` first, progress to `on_event`."""
+    says yes). The plan about to be applied goes to `on_plan` first, progress to `on_event`.
+    `within`: the directory the user named to work in (`--chdir`); a saved plan made for
+    another configuration is refused rather than applied there."""
     how = _How(
         confirm,
         on_plan,
@@ -111,12 +115,27 @@ def apply_plan(
             f"give its directory: `poolform apply {target.parent}`",
         )
     saved = read_plan(target)
-    configuration = load_directory(planned_directory(saved), "apply")
+    directory = planned_directory(saved)
+    if within is not None and not _same_directory(directory, within):
+        raise PoolformError(
+            f"the plan was made for the configuration in {directory}, but --chdir names "
+            f"{within}; nothing was applied",
+            hint=f"apply it for {directory} without --chdir, or plan {within} with "
+            "`poolform plan -out FILE` and apply that",
+        )
+    configuration = load_directory(directory, "apply")
     if options.targets or options.replace:
         raise PoolformError(
             "--target and --replace belong to the plan; a saved plan already has them"
         )
     return _apply(configuration, saved.plan.options, saved, how)
+
+
+def _same_directory(one: Path, other: Path) -> bool:
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False
 
 
 def planned_directory(saved: SavedPlan) -> Path:

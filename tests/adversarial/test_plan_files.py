@@ -151,8 +151,8 @@ def test_a_plan_made_for_another_copy_of_the_configuration_is_refused(
         (other / path.name).write_bytes(path.read_bytes())
     assert pf("plan", other, "-out", tmp_path / "other.plan").returncode == 0
     result = pf("--chdir", other, "apply", plan)  # the right files, the wrong state
-    assert result.returncode == 0 or "different state" in result.stderr or "stale" in result.stderr
-    # Whatever directory it resolves to, it never applies to `other`'s state.
+    # Refused: --chdir names another configuration than the plan's (test_saved_plan_chdir.py).
+    assert result.returncode == 1 and f"--chdir names {other}" in result.stderr
     assert not (other / ".poolform" / "local-cloud.db").exists()
 
 
