@@ -9,8 +9,9 @@ each provider's boundary, never above it.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import enum
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -49,6 +50,23 @@ class ProviderError(Exception):
     def __str__(self) -> str:
         where = f"{self.address}: " if self.address else ""
         return f"{where}{self.message}"  # the kind is for code, never for people
+
+
+@contextlib.contextmanager
+def half_done(what: str) -> Iterator[None]:
+    """A provider error raised inside, of the same kind, saying how far a replacement got: the
+    cloud's words alone ("Quota exceeded") hide that a group is already gone, made, or
+    launching from a new template."""
+    try:
+        yield
+    except ProviderError as error:
+        raise ProviderError(
+            error.kind,
+            f"replacement half done: {what}: {error.message}; `poolform plan` shows what is "
+            "left to do",
+            address=error.address,
+            retried=error.retried,
+        ) from error
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ from providers.protocol import (
     ResourceRef,
     ResourceSpec,
     RollingSpec,
+    half_done,
 )
 from providers.shapes import CONTROL_PLANE_TYPES, Shape, shape_of
 
@@ -214,12 +215,17 @@ class AwsProvider:
             LaunchTemplate={"LaunchTemplateId": template_id, "Version": "$Latest"},
             **self.groups.where(zones),
         )
-        self.groups.retag_zones(group, chosen, spec.address)
-        if group.get("Instances"):  # nothing to roll in an empty group
-            capacity = max(int(group["DesiredCapacity"]), running_count(group))
-            prefs = preferences(rolling, capacity, self.settings.instance_warmup)
-            self.waiter.refresh(name, prefs, spec.address, request.launch)
-        group = self.waiter.capacity(name, want, since, spec.address, request.launch)
+        # From here the group launches from the new version; its running instances may not.
+        with half_done(
+            f"group {name} launches from template {template_id} version {number} now; "
+            "moving its instances over failed"
+        ):
+            self.groups.retag_zones(group, chosen, spec.address)
+            if group.get("Instances"):  # nothing to roll in an empty group
+                capacity = max(int(group["DesiredCapacity"]), running_count(group))
+                prefs = preferences(rolling, capacity, self.settings.instance_warmup)
+                self.waiter.refresh(name, prefs, spec.address, request.launch)
+            group = self.waiter.capacity(name, want, since, spec.address, request.launch)
         return observe_group(group, Version(template_id, number, request.data, defaults))
 
     def delete(

@@ -20,14 +20,20 @@
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import functools
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-from providers.protocol import ErrorKind, Observed, ProviderError, ResourceSpec, RollingSpec
+from providers.protocol import (
+    ErrorKind,
+    Observed,
+    ProviderError,
+    ResourceSpec,
+    RollingSpec,
+    half_done,
+)
 from providers.shapes import Shape
 
 from .compute import Compute, Json
@@ -195,7 +201,7 @@ class Groups:
             self.delete(spec.address, {"group": old["name"]})
         # A failure past the first step leaves the replacement half done: say which half, or
         # the cloud's words alone ("Quota exceeded") hide that a group is already gone or made.
-        with _half_done(
+        with half_done(
             f"the old group {old['name']} is deleted (destroy before create: its reservation "
             f"cannot hold both), making the new group {new} failed"
             if rolling.destroy_first
@@ -206,7 +212,7 @@ class Groups:
             self._set_bounds(spec, new, shape)
             self.wait_stable(new, since)
         if not rolling.destroy_first:
-            with _half_done(
+            with half_done(
                 f"the new group {new} is made, deleting the old group {old['name']} failed"
             ):
                 self.delete(spec.address, {"group": old["name"]})
@@ -241,20 +247,6 @@ class Groups:
                     f"actions {group.get('currentActions') or {}}",
                 )
             self._sleep(self.settings.poll_interval)
-
-
-@contextlib.contextmanager
-def _half_done(what: str) -> Iterator[None]:
-    """A provider error, of the same kind, that says how far a replacement got."""
-    try:
-        yield
-    except ProviderError as error:
-        raise ProviderError(
-            error.kind,
-            f"replacement half done: {what}: {error.message}; `poolform plan` shows what is left to do",
-            address=error.address,
-            retried=error.retried,
-        ) from error
 
 
 def _declared_zones(shape: Shape) -> list[str]:

@@ -394,3 +394,26 @@ def test_missing_region_is_a_clear_permanent_error(
     with pytest.raises(ProviderError, match="set `region` on the Cluster") as caught:
         AwsProvider(settings={}, state_dir=tmp_path)
     assert caught.value.kind is ErrorKind.PERMANENT
+
+
+def test_a_replace_cut_short_after_the_group_moved_to_the_new_version_says_so(
+    provider: AwsProvider, lineage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the resize the group launches from the new version; a refresh that fails there
+    left only the cloud's words, hiding that the replacement was half done."""
+    spec = machine(lineage, warm=1)
+    ids = provider.create(spec).provider_ids
+
+    def refused(*_: object) -> None:
+        raise ProviderError(ErrorKind.PERMANENT, "instance refresh refused", address=spec.address)
+
+    monkeypatch.setattr(provider.waiter, "refresh", refused)
+    changed = machine(lineage, warm=1, instance_type="p4de.24xlarge")
+    with pytest.raises(ProviderError) as caught:
+        provider.replace(changed, ids, RollingSpec(batch_size=1, destroy_first=False))
+    assert caught.value.kind is ErrorKind.PERMANENT
+    assert caught.value.message.startswith(
+        f"replacement half done: group {ids['group']} launches from template "
+        f"{ids['template']} version 2 now; moving its instances over failed: "
+        "instance refresh refused"
+    )
