@@ -64,3 +64,23 @@ def test_a_yaml_file_given_as_a_plan_is_named_as_not_a_plan(run: Any, quickstart
     assert result.code == 1
     assert "is not a poolform plan file (not JSON)" in result.err
     assert "Expecting value" not in result.err
+
+
+def test_a_damaged_record_is_named_and_the_rest_shown(run: Any, quickstart: Path) -> None:
+    import sqlite3
+
+    assert run("apply", quickstart, "--auto-approve").code == 0
+    addresses = run("state", "list", "--chdir", quickstart).out.split()
+    with sqlite3.connect(quickstart / ".poolform" / "state.db") as db:  # checksum no longer holds
+        db.execute(
+            "UPDATE resources SET attributes = '{\"n\": 9}' WHERE address = ?",
+            ("resource_pool.team-quota",),
+        )
+    shown = run("show", "--json", "--chdir", quickstart)
+    assert shown.code == 0
+    assert "the record of resource_pool.team-quota is damaged" in shown.err
+    document = json.loads(shown.out)
+    assert list(document["damaged"]) == ["resource_pool.team-quota"]
+    assert [r["address"] for r in document["resources"]] == [
+        a for a in addresses if a != "resource_pool.team-quota"
+    ]
