@@ -7,6 +7,7 @@ and `state rm` drops it. (plan and apply refuse to run over one: see state.Damag
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -180,7 +181,9 @@ def _has_sensitive(snapshot: StateSnapshot) -> bool:
 
 
 @state.command("push")
-@click.argument("file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.argument(
+    "file", type=click.Path(path_type=Path, exists=True, dir_okay=False, allow_dash=True)
+)
 @DIR_OPTION
 @click.option(
     "--force",
@@ -190,14 +193,16 @@ def _has_sensitive(snapshot: StateSnapshot) -> bool:
 )
 @lock_timeout_option
 def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> None:
-    """Replace the state with FILE (from `state pull`), every record checked first."""
+    """Replace the state with FILE (from `state pull`; `-`: standard input), every record
+    checked first."""
     from state.jsonformat import parse_document, salt_check, snapshot_from_json
     from state.locking import lock_state
 
-    try:
-        text = file.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PoolformError(f"{file}: not a state document: {exc}") from None
+    text = _read_state_document(file)
+    if str(file) == "-":
+        file = Path("<stdin>")  # as messages name it
+    if not text.strip():
+        raise PoolformError(f"{file} is empty: nothing was pushed", hint=PULL_HINT)
     document = parse_document(text, str(file))
     snapshot = snapshot_from_json(document)
     pushed_check = document.get("salt_check") if isinstance(document, dict) else None
@@ -229,6 +234,33 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
             backend.adopt(snapshot, salt=new_salt(), history=(), objects=())
             serial = snapshot.serial
     click.echo(f"Pushed {len(snapshot)} resources; the state is now at serial {serial}.")
+
+
+PULL_HINT = "push what `poolform state pull` printed, edited or not"
+# Far above any state (10,000 resources pull to about 20 MB), low enough that `state push -`
+# fed without end, or a device named by mistake, ends with an error, not with the memory.
+MAX_STATE_BYTES = 1 << 30
+
+
+def _read_state_document(file: Path) -> str:
+    import stat
+    import sys
+
+    try:
+        if str(file) == "-":
+            raw = sys.stdin.buffer.read(MAX_STATE_BYTES + 1)
+        else:
+            # Opened without waiting: a FIFO would block the open itself until a writer came.
+            fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            with os.fdopen(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    raise PoolformError(f"{file}: not a state document: not a regular file")
+                raw = handle.read(MAX_STATE_BYTES + 1)
+        if len(raw) > MAX_STATE_BYTES:
+            raise PoolformError(f"{file}: not a state document: over 1 GiB")
+        return raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PoolformError(f"{file}: not a state document: {exc}") from None
 
 
 def _refuse_another_state(file: Path, pushed: StateSnapshot, stored: StateSnapshot) -> None:
