@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from state.errors import StateError
+from state.errors import StateError, StateMoved
 from state.locking import lock_state
 from state.protocol import StateBackend
 
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from state.model import ControlObject, HistoryEntry, StateSnapshot
 
-__all__ = ["Migrated", "migrate"]
+__all__ = ["Migrated", "migrate", "moving_back"]
 
 
 @dataclass(frozen=True)
@@ -40,40 +40,61 @@ def migrate(source: StateBackend, target: StateBackend, lock_timeout: float = 0)
     """Copy ``source`` into the empty ``target``; StateError when anything differs after."""
     if _same_state(source, target):
         raise StateError(f"the source and the target are the same state ({source.location})")
-    with (
-        lock_state(source, "state migrate", lock_timeout),
-        lock_state(target, "state migrate", lock_timeout),
-    ):
-        if not source.exists():
-            raise StateError(f"there is no state at {source.location} to copy")
-        snapshot = source.read()
-        salt = source.salt(snapshot.lineage)
-        history = source.history()
-        objects = source.all_objects()
-        if target.exists():
-            # An earlier migrate killed (or cut off) after its copy was made and before it
-            # marked the source moved left exactly this copy: finish it. Anything else there
-            # (another state, or a copy the source has moved on from) is never overwritten.
-            left = _differences(target, snapshot, salt, history, objects)
-            if left == ["lineage"]:
-                raise StateError(
-                    f"a state exists at {target.location} already; refusing to overwrite it"
-                )
-            if left:
-                raise StateError(
-                    f"a state exists at {target.location} already, a copy of this state that "
-                    f"differs from it in its {', '.join(left)} (the source moved on since it "
-                    "was copied); refusing to overwrite it"
-                )
-        else:
-            target.adopt(snapshot, salt=salt, history=history, objects=objects)
-        differs = _differences(target, snapshot, salt, history, objects)
-        if differs:
+    try:
+        with (
+            lock_state(source, "state migrate", lock_timeout),
+            lock_state(target, "state migrate", lock_timeout),
+        ):
+            return _copy(source, target)
+    except StateMoved as moved:
+        raise moving_back(moved, source.location, target.location) from None
+
+
+def moving_back(moved: StateMoved, source: str, target: str) -> StateError:
+    """The error for a target found marked as moved: when it was moved to this very source,
+    it is the old copy the user is asking to go back to, and its marker's "point the Cluster
+    at the new place" would mislead (they did, before asking)."""
+    if moved.destination != source:
+        return moved
+    return StateError(
+        f"{target} is the old copy this state was moved from (marked as moved to {source}); "
+        "a state is not moved back over its old copy, which may be older: migrate to another "
+        "place, or remove the old copy first"
+    )
+
+
+def _copy(source: StateBackend, target: StateBackend) -> Migrated:
+    """Copy under both locks (held by `migrate`) and verify."""
+    if not source.exists():
+        raise StateError(f"there is no state at {source.location} to copy")
+    snapshot = source.read()
+    salt = source.salt(snapshot.lineage)
+    history = source.history()
+    objects = source.all_objects()
+    if target.exists():
+        # An earlier migrate killed (or cut off) after its copy was made and before it
+        # marked the source moved left exactly this copy: finish it. Anything else there
+        # (another state, or a copy the source has moved on from) is never overwritten.
+        left = _differences(target, snapshot, salt, history, objects)
+        if left == ["lineage"]:
             raise StateError(
-                f"the copy at {target.location} differs from {source.location} in its "
-                f"{', '.join(differs)}; the source is left as it was"
+                f"a state exists at {target.location} already; refusing to overwrite it"
             )
-        source.mark_moved(target.location)
+        if left:
+            raise StateError(
+                f"a state exists at {target.location} already, a copy of this state that "
+                f"differs from it in its {', '.join(left)} (the source moved on since it "
+                "was copied); refusing to overwrite it"
+            )
+    else:
+        target.adopt(snapshot, salt=salt, history=history, objects=objects)
+    differs = _differences(target, snapshot, salt, history, objects)
+    if differs:
+        raise StateError(
+            f"the copy at {target.location} differs from {source.location} in its "
+            f"{', '.join(differs)}; the source is left as it was"
+        )
+    source.mark_moved(target.location)
     return Migrated(
         source.location,
         target.location,

@@ -313,8 +313,9 @@ def state_migrate(
     from reconciler.checks import load_configuration
     from reconciler.scheduler.queue_place import queue_place, refuse_stranded_jobs
     from reconciler.workspace import open_state, refuse_leaving_the_local_cloud, state_location
+    from state.errors import StateMoved
     from state.location import Location, location_from_url, open_location
-    from state.migrate import migrate
+    from state.migrate import migrate, moving_back
     from state.sqlite import default_state_path
 
     if not to_url and not from_url:
@@ -337,7 +338,10 @@ def state_migrate(
     refuse_leaving_the_local_cloud(configuration, located(from_url), located(to_url))
     source = opened(from_url)
     try:
-        target = opened(to_url)
+        try:
+            target = opened(to_url)
+        except StateMoved as moved:  # (a SQLite target says so as it is opened)
+            raise moving_back(moved, source.location, located(to_url).describe()) from None
         try:
             copied = migrate(source, target, parse_timeout(lock_timeout))
         finally:
