@@ -15,7 +15,7 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.context import SchedulerContext
 from reconciler.scheduler.executor import Phase, Place, Placed, Process, Tracked
 from reconciler.scheduler.explain import CandidateLine, explain
-from reconciler.scheduler.jobfile import Overrides, load_job, request_of
+from reconciler.scheduler.jobfile import Overrides, check_queued_size, load_job, request_of
 from reconciler.scheduler.lifecycle import (
     applied_workers,
     ending,
@@ -41,6 +41,7 @@ def submit(ctx: SchedulerContext, path: Path, overrides: Overrides) -> Submitted
     job = load_job(path)
     request = request_of(job, overrides)
     count = overrides.num_jobs or job.num_jobs
+    check_queued_size(path, job, count)
     config = ctx.read_config()
     routes = resolve(request, config)
     if isinstance(routes, Reason):
