@@ -232,8 +232,6 @@ class LocalExecutor:
             _set_aside(self.job_dir(launch.job))
         job_dir = _private_dir(self.job_dir(launch.job))
         attempt = _private_dir(self.attempt_dir(launch.job, launch.attempt))
-        # Absolute, so the job sees the same directory whatever the scheduler's own directory
-        # is, and can pass it on (POOLFORM_WORKDIR) to processes that change directory.
         if launch.workdir is not None and not os.path.lexists(launch.workdir):
             # A worker's directory is its machine's disk, and the machine runs (the cloud
             # listed it this cycle): one a job removed (`rm -rf "$POOLFORM_WORKDIR"`) is made
@@ -241,6 +239,8 @@ class LocalExecutor:
             # worker an apply terminated after this cycle read the workers is not found by
             # the next cycle, which stops its job and queues it again, no retry used.)
             _private_dir(launch.workdir)
+        # Absolute, so the job sees the same directory whatever the scheduler's own directory
+        # is, and can pass it on (POOLFORM_WORKDIR) to processes that change directory.
         cwd = (launch.workdir or _private_dir(job_dir / "work")).resolve()
         command = attempt / "command.sh"
         fd = os.open(command, _NEW_FILE | os.O_TRUNC, 0o600)
