@@ -239,7 +239,10 @@ def jobs_cancel(
             ])  # fmt: skip
         return
     if not changed:
-        click.echo("Nothing to cancel: the job(s) had already ended.")
+        if pool is not None:  # none may ever have run there: "had already ended" misleads
+            _lines([f"Nothing to cancel: pool {pool} has no queued or running job."])
+        else:
+            click.echo("Nothing to cancel: the job(s) had already ended.")
         return
     done = [j for j in changed if j.status.value == "cancelled"]
     stopping = [j for j in changed if j.status.value != "cancelled"]
@@ -315,7 +318,9 @@ def pools_status(name: str | None, as_json: bool, directory: Path | None) -> Non
         _echo_json(pools_json(found))
         return
     if not found:
-        click.echo("No pools are applied yet (poolform apply first).")
+        # State is there (job_context refuses a configuration never applied): its last apply
+        # left no pool, and "apply first" would be wrong.
+        click.echo("No pools are applied: the applied configuration declares none.")
     from reconciler.scheduler.text import pool_usage
 
     bars = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"

@@ -51,6 +51,31 @@ def load_job(path: Path) -> Job:
     return jobs[0]
 
 
+# Every rank keeps its own copy of `run` and `envs` in the queue, and every job command and
+# scheduler cycle reads the active jobs whole: 100,000 ranks of a 128 KiB script were 13 GB
+# in the store and in the memory of each `jobs list`, `pools status` and cycle.
+QUEUED_TEXT_LIMIT = 256 << 20
+
+
+def check_queued_size(path: Path, job: Job, count: int) -> None:
+    """Refuses a submit whose ranks would keep more than QUEUED_TEXT_LIMIT bytes of run and
+    envs in the queue, before anything is written."""
+    each = len(job.run.encode("utf-8")) + sum(
+        len(name.encode("utf-8")) + len(value.encode("utf-8")) + 2
+        for name, value in job.envs.items()
+    )
+    if count * each > QUEUED_TEXT_LIMIT:
+        raise PoolformError(
+            f"{count:,} jobs of {each:,} bytes of run and envs each would keep "
+            f"{count * each / (1 << 20):,.0f} MiB in the queue; one submit keeps at most "
+            f"{QUEUED_TEXT_LIMIT >> 20} MiB (every rank keeps its own copy, and every job "
+            "command reads the queued jobs)",
+            location=Location(str(path)),
+            hint="put the script in a file the job runs (each rank reads POOLFORM_JOB_RANK), "
+            "or submit fewer ranks at once",
+        )
+
+
 def _at_least(value: object) -> float:
     """SkyPilot's `4+` (at least 4) or a poolform quantity."""
     if isinstance(value, str) and value.strip().endswith("+"):

@@ -15,7 +15,7 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.context import SchedulerContext
 from reconciler.scheduler.executor import Phase, Place, Placed, Process, Tracked
 from reconciler.scheduler.explain import CandidateLine, explain
-from reconciler.scheduler.jobfile import Overrides, load_job, request_of
+from reconciler.scheduler.jobfile import Overrides, check_queued_size, load_job, request_of
 from reconciler.scheduler.lifecycle import (
     applied_workers,
     ending,
@@ -41,6 +41,7 @@ def submit(ctx: SchedulerContext, path: Path, overrides: Overrides) -> Submitted
     job = load_job(path)
     request = request_of(job, overrides)
     count = overrides.num_jobs or job.num_jobs
+    check_queued_size(path, job, count)
     config = ctx.read_config()
     routes = resolve(request, config)
     if isinstance(routes, Reason):
@@ -164,25 +165,33 @@ def _record_ends(ctx: SchedulerContext, jobs: Iterable[JobRecord], place: Place 
     failed with its code), never turned into a cancel of work that ran to its end. One whose
     worker an apply removed ended as the scheduler would record it: queued again (and then
     cancelled), not failed for the stop it was given. `jobs`: as read by this command."""
-    tracked = ctx.executor if isinstance(ctx.executor, Tracked) else None
-    endings: list[Ended] = []
-    config = None
-    for job in jobs:
-        if job.status not in HOLDING or job.pid is None or runs_elsewhere(job, place):
-            continue
-        if tracked is None:
-            seen = ctx.executor.observe(job.id, job.attempt)
-        else:
-            process = Process(job.pid, job.pid_start)
-            seen = tracked.observe(job.id, job.attempt, process=process)
-        if seen.phase is Phase.EXITED:
-            config = config or ctx.read_config()
-            gone = removing(job) or worker_gone(job, applied_workers(config))
-            code = seen.exit_code
-            result = worker_removed(job, code, config.serial) if gone else ending(job, code)
-            endings.append(Ended(job.id, job.attempt, result))
+    endings = [
+        Ended(job.id, job.attempt, result)
+        for job in jobs
+        if (result := _end_seen(ctx, job, place)) is not None
+    ]
     if endings:
         ctx.store.ended(endings, ctx.clock())
+
+
+def _end_seen(ctx: SchedulerContext, job: JobRecord, place: Place | None) -> Ending | None:
+    """How a held job ends, when its process here has already exited with a status that no
+    scheduler has recorded yet (None while it runs, runs elsewhere, or left no status)."""
+    if job.status not in HOLDING or job.pid is None or runs_elsewhere(job, place):
+        return None
+    if isinstance(ctx.executor, Tracked):
+        process = Process(job.pid, job.pid_start)
+        seen = ctx.executor.observe(job.id, job.attempt, process=process)
+    else:
+        seen = ctx.executor.observe(job.id, job.attempt)
+    if seen.phase is not Phase.EXITED:
+        return None
+    code = seen.exit_code
+    if job.stop is None and code != 0 and (removing(job) or job.worker is not None):
+        config = ctx.read_config()  # only then can its worker's removal change the end
+        if removing(job) or worker_gone(job, applied_workers(config)):
+            return worker_removed(job, code, config.serial)
+    return ending(job, code)
 
 
 def cancel_gone(ctx: SchedulerContext, job_ids: Sequence[int]) -> list[JobRecord]:
@@ -262,9 +271,16 @@ def logs(
     offset = 0
     # Incremental: a character whose bytes straddle two reads is decoded whole.
     text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    place = here(ctx)
     while True:
         record = ctx.store.get(job_id)
         done = record is None or record.status in TERMINAL
+        if follow and not done and record is not None:
+            # Ended here though no scheduler has recorded it (none runs: `scheduler run
+            # --once`): its output is whole, and waiting would never end. An end that queues
+            # it again (a preemption, a removed worker) is followed into its next attempt.
+            ended = _end_seen(ctx, record, place)
+            done = ended is not None and ended.status in TERMINAL
         chunk, start = _read_from(path, offset)
         if start < offset:  # truncated: what it holds now was written since
             text.reset()

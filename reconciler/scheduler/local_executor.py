@@ -9,8 +9,12 @@ the whole process group, and the job outlives a scheduler killed with kill -9). 
 3. runs the job, waits for it (a trapped SIGTERM does not stop the wrapper, only the job),
    and writes the exit status to `exit` (via a rename, so it is whole or absent).
 
+The wrapper runs with the scheduler's environment; the job's envs (and POOLFORM_*) are given
+to the job's own bash only (from `env`, NUL-separated): a job's `PATH` without bash in it, or
+its `BASH_ENV`, must not stop the wrapper from starting, claiming or recording the job.
+
 Layout under `.poolform/jobs/<id>/` (0700): `output.log` (0600, every attempt appended),
-`work/` (where a job not on a worker runs), and `attempt-<n>/` (command.sh, claim/, exit).
+`work/` (where a job not on a worker runs), and `attempt-<n>/` (command.sh, env, claim/, exit).
 
 Its place (host and jobs directory) is recorded with each attempt it is given: only here can
 the claim, the pid and the exit file be read (a pid means nothing on another machine, and
@@ -41,7 +45,8 @@ mkdir "$attempt/claim" 2>/dev/null || exit 0
 echo $$ > "$attempt/claim/pid.tmp" && mv "$attempt/claim/pid.tmp" "$attempt/claim/pid"
 trap 'true' TERM INT HUP
 command=$(cat "$attempt/command.sh")
-(umask "$mask"; exec bash -c "$command" "$name") &
+envs=(); while IFS= read -r -d '' entry; do envs+=("$entry"); done < "$attempt/env"
+(umask "$mask"; exec env -- "${envs[@]}" "$BASH" -c "$command" "$name") &
 child=$!
 wait "$child"; code=$?
 while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done
@@ -186,6 +191,17 @@ def _set_aside(job_dir: Path) -> None:
     raise OSError(errno.EEXIST, "too many earlier copies of this job directory", str(job_dir))
 
 
+def _env_entry(name: str, value: str) -> bytes:
+    """`NAME=value` and its NUL. What the OS would refuse (a store made before job files were
+    checked) is a ValueError, as Popen raised for it: a NUL would split the entry in two, and
+    a name with `=` or none would be taken by `env` for the command to run."""
+    if not name or "=" in name or "\0" in name:
+        raise ValueError(f"illegal environment variable name {name[:60]!r}")
+    if "\0" in value:
+        raise ValueError(f"embedded null byte in environment variable {name[:60]!r}")
+    return os.fsencode(f"{name}={value}") + b"\0"
+
+
 # Files the scheduler writes in a job's directory are opened without following a symlink
 # planted in their place (a log linked to /etc/passwd must not be appended to).
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
@@ -216,6 +232,13 @@ class LocalExecutor:
             _set_aside(self.job_dir(launch.job))
         job_dir = _private_dir(self.job_dir(launch.job))
         attempt = _private_dir(self.attempt_dir(launch.job, launch.attempt))
+        if launch.workdir is not None and not os.path.lexists(launch.workdir):
+            # A worker's directory is its machine's disk, and the machine runs (the cloud
+            # listed it this cycle): one a job removed (`rm -rf "$POOLFORM_WORKDIR"`) is made
+            # again, empty, rather than fail at once every later job given that worker. (A
+            # worker an apply terminated after this cycle read the workers is not found by
+            # the next cycle, which stops its job and queues it again, no retry used.)
+            _private_dir(launch.workdir)
         # Absolute, so the job sees the same directory whatever the scheduler's own directory
         # is, and can pass it on (POOLFORM_WORKDIR) to processes that change directory.
         cwd = (launch.workdir or _private_dir(job_dir / "work")).resolve()
@@ -223,6 +246,10 @@ class LocalExecutor:
         fd = os.open(command, _NEW_FILE | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(launch.run)
+        job_env = {**launch.env, "POOLFORM_WORKDIR": str(cwd), "PWD": str(cwd)}
+        fd = os.open(attempt / "env", _NEW_FILE | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(b"".join(_env_entry(name, value) for name, value in job_env.items()))
         log_fd = os.open(self.log_path(launch.job), _NEW_FILE | os.O_APPEND, 0o600)
         try:
             if launch.attempt > 1:
@@ -230,7 +257,7 @@ class LocalExecutor:
             process = subprocess.Popen(
                 ["bash", "-c", WRAPPER, "poolform-job", str(attempt), launch.name],
                 cwd=cwd,
-                env={**os.environ, **launch.env, "POOLFORM_WORKDIR": str(cwd), "PWD": str(cwd)},
+                env={**os.environ, "PWD": str(cwd)},
                 stdin=subprocess.DEVNULL,
                 stdout=log_fd,
                 stderr=subprocess.STDOUT,

@@ -18,6 +18,7 @@ The clock is injected; nothing here decides who runs.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -332,9 +333,19 @@ class SchedulerLoop:
             pid = self.executor.start(launch)
         except (OSError, ValueError) as error:  # ValueError: an env the OS refuses (stored
             # before job files were checked for it); the job fails, the loop goes on
-            why = reason(ReasonCode.START_FAILED, error=str(error))
+            why = reason(ReasonCode.START_FAILED, error=_start_error(error))
             failed = Ending(Status.FAILED, why, None, 0)
             if self.store.ended([Ended(job.id, job.attempt, failed)], self.clock()):
                 report.ended.append((job.id, Status.FAILED))
             return None
         return Started(job.id, job.attempt, pid, since=self._since(pid))
+
+
+def _start_error(error: OSError | ValueError) -> str:
+    """The error as a person reads it: `No such file or directory: /path`, never Python's
+    `[Errno 2] ... PosixPath('/path')`."""
+    if isinstance(error, OSError) and error.strerror:
+        if error.filename is None:
+            return error.strerror
+        return f"{error.strerror}: {os.fsdecode(error.filename)}"
+    return str(error)

@@ -102,7 +102,7 @@ def _pool_status(snapshot: Snapshot, name: str) -> PoolStatus:
 def pools_status(ctx: SchedulerContext, name: str | None = None) -> list[PoolStatus]:
     config = ctx.read_config()
     if name is not None and name not in config.pools:
-        known = ", ".join(sorted(config.pools)) or "none applied yet"
+        known = ", ".join(sorted(config.pools)) or "none"
         raise PoolformError(f"no pool named {name} is applied (pools: {known})")
     snapshot = snapshot_of(config, ctx.store.jobs(active=True), 0, 0.0)
     names = [name] if name is not None else sorted(config.pools)

@@ -128,6 +128,10 @@ TEXT: dict[ReasonCode, str] = {
 }
 
 
+# `no_worker_free` when the pool has no worker at all: none is running (a local cloud's
+# terminated instances, which the next apply launches again), or it declares none.
+NO_WORKER_RUNS = "pool {pool} has no running worker"
+
 # The detail key under which a queued job's reason carries how many admissions have passed it
 # (the anti-starvation count); no sentence shows it.
 BYPASSED = "bypassed"
@@ -153,7 +157,10 @@ class Reason:
     @property
     def message(self) -> str:
         values = {key: _render(value) for key, value in self.detail.items()}
-        return TEXT[self.code].format_map(_Missing(values))
+        text = TEXT[self.code]
+        if self.code is ReasonCode.NO_WORKER_FREE and self.detail.get("workers") == 0:
+            text = NO_WORKER_RUNS  # not "all 0 worker(s) ... are busy"
+        return text.format_map(_Missing(values))
 
     def to_json(self) -> dict[str, str]:
         return {"code": self.code.value, "message": self.message}

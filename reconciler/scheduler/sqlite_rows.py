@@ -69,6 +69,46 @@ ADDED_COLUMNS = (
 )
 
 
+# The layout of these tables, kept in the file's header (`PRAGMA user_version`), as the
+# PostgreSQL store keeps its own: a store a newer poolform made (a table, a column or a status
+# this one does not know) is refused, never read as if it were this one's, nor called another
+# program's (whose remedy, moving the file away, would lose the queue). A store made before
+# the layout was recorded reads 0 and is this layout once its columns are added.
+LAYOUT_VERSION = 1
+
+
+def checked_layout(conn: sqlite3.Connection, path: object) -> int:
+    """The store's recorded layout version; PoolformError when it is newer than this poolform
+    understands, or not one a poolform writes (edited by hand)."""
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    if version < 0:
+        raise PoolformError(
+            f"the scheduler store {path} has no readable layout version (its header says "
+            f"{version}): it was damaged or edited by hand; nothing was changed",
+            hint="restore it from a copy",
+        )
+    if version > LAYOUT_VERSION:
+        raise PoolformError(
+            f"the scheduler store {path} has layout version {version}, newer than this "
+            f"poolform understands ({LAYOUT_VERSION}): a newer poolform made it; nothing was "
+            "changed",
+            hint="upgrade poolform to use this queue",
+        )
+    return int(version)
+
+
+def stamp_layout(conn: sqlite3.Connection) -> None:
+    """Records this poolform's layout once the tables and columns are made. A store on a
+    read-only file stays unstamped: it is read as it is, and its writes are refused by name."""
+    (version,) = conn.execute("PRAGMA user_version").fetchone()
+    if version != LAYOUT_VERSION:
+        try:
+            conn.execute(f"PRAGMA user_version={LAYOUT_VERSION}")
+        except sqlite3.OperationalError as error:
+            if error.sqlite_errorcode & 0xFF != sqlite3.SQLITE_READONLY:
+                raise
+
+
 def add_columns(conn: sqlite3.Connection) -> None:
     """A store made by an earlier poolform gets the columns added since (its rows keep None
     there); under the write lock, so two processes opening it at once add each once."""

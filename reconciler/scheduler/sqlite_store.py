@@ -31,9 +31,11 @@ from reconciler.scheduler.sqlite_rows import (
     SCHEMA,
     STATUS,
     add_columns,
+    checked_layout,
     cycle_of,
     event_of,
     request_json,
+    stamp_layout,
 )
 from reconciler.scheduler.sqlite_writes import Writes
 from reconciler.scheduler.store import (
@@ -77,11 +79,13 @@ class SqliteStore:
                 self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
             )
             self._conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            self._refuse_newer()
             self._refuse_foreign()
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.executescript(SCHEMA)
             add_columns(self._conn)
+            stamp_layout(self._conn)
         except sqlite3.Error as error:
             raise PoolformError(f"cannot open the scheduler store {self.path}: {error}") from error
         try:
@@ -109,6 +113,7 @@ class SqliteStore:
             )
             self._conn.execute("PRAGMA query_only=ON")
             self._conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT_S * 1000)}")
+            self._refuse_newer()
             self._refuse_foreign()
             have = {row[1] for row in self._conn.execute("PRAGMA table_info(jobs)")}
         except sqlite3.Error as error:
@@ -122,6 +127,15 @@ class SqliteStore:
                 f"{', '.join(missing)}); any job command upgrades it"
             )
         self._file = _identity(self.path)
+
+    def _refuse_newer(self) -> None:
+        """Checked before anything else: a newer poolform's tables are not another
+        program's, and nothing is added to a layout this poolform does not know."""
+        try:
+            checked_layout(self._conn, self.path)
+        except PoolformError:
+            self._conn.close()
+            raise
 
     def _refuse_foreign(self) -> None:
         """Another program's database put where the store belongs is left as it is: the

@@ -132,5 +132,5 @@ def test_cancel_of_a_misspelt_pool_is_an_error_not_nothing_to_cancel(pf: Pf, sha
     nothing = pf("jobs", "cancel", "--pool", "w", "--chdir", shared)
     assert (nothing.returncode, nothing.stdout) == (
         0,
-        "Nothing to cancel: the job(s) had already ended.\n",
+        "Nothing to cancel: pool w has no queued or running job.\n",
     )
