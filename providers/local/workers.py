@@ -140,7 +140,9 @@ def _run_wave(
             fd = os.open(directory / LOG_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             with os.fdopen(fd, "ab") as log:
                 started[worker_id] = subprocess.Popen(
-                    ["bash", "-c", setup],
+                    # bash found on poolform's own PATH: the pool's `envs` may set another
+                    # (its tools' directory), which is for the setup's commands, not for this.
+                    [shutil.which("bash") or "bash", "-c", setup],
                     cwd=directory,
                     env={**os.environ, **env, WORKER_ENV: worker_id},
                     stdin=subprocess.DEVNULL,

@@ -272,6 +272,21 @@ def test_worker_setup_really_runs(provider: LocalProvider, state_dir: Path) -> N
     assert resized.attributes["running"] == 3
 
 
+def test_a_pool_path_without_bash_still_runs_its_setup(
+    provider: LocalProvider, state_dir: Path, tmp_path: Path
+) -> None:
+    """`envs: {PATH: <its tools>}` is for the setup's commands: the setup's own bash is found
+    on poolform's PATH (apply failed with `No such file or directory: 'bash'`)."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "greet").write_text("#!/bin/sh\necho from-tools\n")
+    (tools / "greet").chmod(0o755)
+    observed = provider.create(workers(1, "greet > hello.txt", envs={"PATH": str(tools)}))
+    assert observed.attributes["running"] == 1
+    [instance] = running(state_dir, WP)
+    assert (Path(instance["workdir"]) / "hello.txt").read_text() == "from-tools\n"
+
+
 def test_failing_setup_is_permanent_with_the_log_tail(
     provider: LocalProvider, state_dir: Path
 ) -> None:
