@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reconciler.cli.common import json_error_document
-from reconciler.cli.scheduler_context import job_context
+from reconciler.cli.scheduler_context import configuration_dir, job_context
 from reconciler.cli.scheduler_options import (
     JOB_ID,
     STATUSES,
@@ -30,6 +30,7 @@ from reconciler.cli.scheduler_options import (
     subject_option_value,
 )
 from reconciler.errors import PoolformError
+from reconciler.printable import printable
 
 if TYPE_CHECKING:
     from reconciler.scheduler.jobfile import Overrides
@@ -106,8 +107,12 @@ def jobs_submit(
     if not as_json:
         first = result.jobs[0]
         ranks = f", ranks 0-{len(result.jobs) - 1}" if len(result.jobs) > 1 else ""
+        # Found from the job file's directory first: say which queue when it is not here.
+        where = configuration_dir(directory, near=job_file).resolve()
+        queue = "" if where == Path.cwd().resolve() else f" (the queue of {printable(str(where))})"
         click.echo(
-            f"Submitted {first.name}{ranks} to pool {first.pool}: job id(s) {_ids(result.jobs)}"
+            f"Submitted {first.name}{ranks} to pool {first.pool}{queue}: "
+            f"job id(s) {_ids(result.jobs)}"
         )
 
 

@@ -44,3 +44,17 @@ def test_pools_status_after_an_apply_that_left_no_pool(tmp_path: Path) -> None:
     error = refused(poolform("pools", "status", "seats", "--chdir", directory),
                     "no pool named seats is applied (pools: none)")  # fmt: skip
     assert "yet" not in error
+
+
+def test_a_submit_from_elsewhere_names_the_queue_it_used(tmp_path: Path) -> None:
+    """A job command finds its configuration from the job file's directory first; from another
+    working directory, the submit line says which queue took the job (it did not)."""
+    directory = applied(tmp_path)
+    job = job_file(directory, "kind: Job\nname: j\npool: seats\nrun: echo\n")
+    elsewhere = poolform("jobs", "submit", job)  # run from the test's working directory
+    assert elsewhere.returncode == 0, elsewhere.stderr
+    assert (
+        elsewhere.stdout == f"Submitted j to pool seats (the queue of {directory}): job id(s) 1\n"
+    )
+    here = poolform("jobs", "submit", job.name, "--chdir", directory)
+    assert here.stdout == "Submitted j to pool seats: job id(s) 2\n"
