@@ -74,14 +74,15 @@ def configuration_listing(directory: Path, recursive: bool) -> Listing:
     first = list_sources(directory)  # the directory given: refused as `fmt DIR` refuses it
     sources.extend(first.sources)
     problems.extend(first.problems)
-    for root, names, _ in os.walk(directory, onerror=refused):
-        names[:] = sorted(name for name in names if not name.startswith("."))
-        for name in names:
-            below = Path(root) / name
-            if below.is_symlink():
-                continue
-            found = list_sources(below)
-            sources.extend(source for source in found.sources if _poolforms(source))
+    below: list[Path] = []
+    for root, names, _ in os.walk(
+        directory, onerror=refused
+    ):  # (links to directories: not entered)
+        names[:] = [name for name in names if not name.startswith(".")]
+        below.extend(Path(root) / name for name in names if not (Path(root) / name).is_symlink())
+    for place in sorted(below, key=lambda path: path.parts):
+        found = list_sources(place)
+        sources.extend(source for source in found.sources if _poolforms(source))
     return Listing(sources, problems)
 
 
