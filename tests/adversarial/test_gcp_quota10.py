@@ -7,29 +7,19 @@ Compute endpoint (tests/gcp/)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.adversarial.conftest import Pf
-from tests.gcp.conftest import example_on_endpoint
+from tests.adversarial.gcp_endpoint import gcp
 from tests.gcp.fake_cloud import FakeCloud, HttpFault, OpFault
-from tests.gcp.fake_compute import FakeComputeServer
+
+__all__ = ["gcp"]  # the fixture
 
 QUOTA = "Quota 'PREEMPTIBLE_NVIDIA_A100_GPUS' exceeded. Limit: 0.0 in region us-central1."
 SPOT = "--target=machine_pool.demo-machine-pool.machine_type.spot-a100"  # the one insert
 STOCKOUT = "spot capacity unavailable (GCE has no spot VMs of this type to give)"
-
-
-@pytest.fixture
-def gcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, FakeCloud]]:
-    server = FakeComputeServer(port=0).start()
-    monkeypatch.setenv("POOLFORM_GCP_ENDPOINT", server.url)
-    try:
-        yield example_on_endpoint(tmp_path / "gcp", server.cloud), server.cloud
-    finally:
-        server.stop()
 
 
 FAULTS = {

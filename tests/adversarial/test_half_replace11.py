@@ -13,27 +13,17 @@ written between the steps, the intent recorded before the first.)"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.adversarial.conftest import Pf
-from tests.gcp.conftest import example_on_endpoint
+from tests.adversarial.gcp_endpoint import gcp
 from tests.gcp.fake_cloud import FakeCloud, HttpFault
-from tests.gcp.fake_compute import FakeComputeServer
+
+__all__ = ["gcp"]  # the fixture
 
 GROUPS = "regionInstanceGroupManagers"
-
-
-@pytest.fixture
-def gcp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[Path, FakeCloud]]:
-    server = FakeComputeServer(port=0).start()
-    monkeypatch.setenv("POOLFORM_GCP_ENDPOINT", server.url)
-    try:
-        yield example_on_endpoint(tmp_path / "gcp", server.cloud), server.cloud
-    finally:
-        server.stop()
 
 
 def _move_to_a_zone(config: Path, machine_type: str) -> None:

@@ -11,25 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.adversarial.conftest import Pf, tree_digest
+from tests.adversarial.test_state_migrate9 import CONFIG
 from tests.state.services import drop_schema, new_schema, pg_url
 
-CONFIG = """kind: Cluster
-name: team
-provider: local
----
-kind: ResourcePool
-name: seats
-capacity: {seat: 2}
-"""
-TEAM = """kind: Cluster
-name: team
-provider: local
-state: {backend: postgres, dsn: "${env:POOLFORM_PG_URL}", key: SCHEMA}
----
-kind: ResourcePool
-name: seats
-capacity: {seat: 2}
-"""
+TEAM = CONFIG.replace(
+    "provider: local\n",
+    'provider: local\nstate: {backend: postgres, dsn: "${env:POOLFORM_PG_URL}", key: SCHEMA}\n',
+)
 
 
 @pytest.fixture
