@@ -59,6 +59,20 @@ def utf8_text(_ctx: click.Context, param: click.Parameter, value: str | None) ->
     return value
 
 
+def warn_damaged(damaged: dict[str, str]) -> None:
+    """Name each damaged record on stderr with the way out. Its address is read from the
+    damaged store itself, so it is escaped: a record edited to hold a terminal sequence or a
+    newline must not clear the screen or forge a line."""
+    for address, why in damaged.items():
+        shown = one_line(address)
+        click.echo(
+            f"warning: the record of {shown} is damaged ({one_line(why)}); it is left out. "
+            f"`poolform state rm {shown}` forgets it (then `poolform import` takes the "
+            "resource back)",
+            err=True,
+        )
+
+
 def parse_timeout(text: str) -> float:
     """A `--lock-timeout`: a duration as the configuration takes them (`30s`, `2m`, `1m30s`),
     or a bare number of seconds."""

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.common import lock_timeout_option, parse_timeout
+from reconciler.cli.common import lock_timeout_option, parse_timeout, warn_damaged
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
@@ -51,13 +51,7 @@ def _backend(directory: Path, *, must_exist: bool = True) -> Iterator[StateBacke
 def _salvaged(backend: StateBackend) -> StateSnapshot:
     """The readable records; each damaged one named on stderr with the way out."""
     snapshot = backend.read_salvaged()
-    for address, why in snapshot.damaged.items():
-        click.echo(
-            f"warning: the record of {address} is damaged ({why}); it is left out. "
-            f"`poolform state rm {address}` forgets it (then `poolform import` takes the "
-            "resource back)",
-            err=True,
-        )
+    warn_damaged(snapshot.damaged)
     return snapshot
 
 

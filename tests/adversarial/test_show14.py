@@ -1,0 +1,49 @@
+"""`poolform show` (the recorded state) met by an attacker. A damaged record's address is read
+from the damaged store itself: `show` and `state list` named it on stderr as stored, so a
+record edited to hold a terminal sequence cleared the screen (or retitled the window) and a
+newline forged a line of output. It is escaped now, as every other name poolform prints."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from tests.adversarial.conftest import Pf
+
+FORGED = "resource_pool.x\x1b[2J\x1b]0;pwned\x07\nerror: forged line"
+
+
+@pytest.mark.parametrize("command", [["show"], ["show", "--json"], ["state", "list"]])
+def test_a_damaged_records_address_is_escaped(pf: Pf, quick: Path, command: list[str]) -> None:
+    assert pf("apply", "--auto-approve", "--chdir", quick).returncode == 0
+    with sqlite3.connect(quick / ".poolform" / "state.db") as db:  # its checksum no longer holds
+        db.execute(
+            "UPDATE resources SET address = ?, attributes = '{}' WHERE address LIKE ?",
+            (FORGED, "resource_pool.%"),
+        )
+    result = pf(*command, "--chdir", quick)
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    assert "\nerror: forged line" not in result.stderr
+    assert "resource_pool.x\\u001b[2J\\u001b]0;pwned\\u0007\\nerror: forged line" in result.stderr
+    assert "is damaged" in result.stderr
+
+
+def test_sensitive_values_and_escapes_in_the_state_text(pf: Pf, quick: Path) -> None:
+    """Secrets never shown (text or JSON); a key or value holding escapes is shown escaped."""
+    (quick / "worker-pool.yaml").write_text(
+        "kind: WorkerPool\nname: cpu-workers\npool:\n  workers: 1\n"
+        "resources:\n  instance_type: c5.xlarge\n"
+        'secrets:\n  TOKEN: hunter2-secret\nenvs:\n  "E\\e[2J": "v\\u202eal\\e]0;t\\a"\n'
+    )
+    assert pf("apply", "--auto-approve", "--chdir", quick).returncode == 0
+    text = pf("show", "--chdir", quick)
+    as_json = pf("show", "--json", "--chdir", quick)
+    assert text.returncode == as_json.returncode == 0
+    for shown in (text.stdout, as_json.stdout):
+        assert "hunter2" not in shown
+    assert "secrets.TOKEN = (sensitive)" in " ".join(text.stdout.split())
+    assert "\x1b" not in text.stdout and "\u202e" not in text.stdout and "\x07" not in text.stdout
+    assert 'envs.E\\u001b[2J = "v\\u202eal\\u001b]0;t\\u0007"' in " ".join(text.stdout.split())
