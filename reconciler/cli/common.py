@@ -13,7 +13,7 @@ import functools
 import json
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +59,7 @@ def utf8_text(_ctx: click.Context, param: click.Parameter, value: str | None) ->
     return value
 
 
-def warn_damaged(damaged: dict[str, str]) -> None:
+def warn_damaged(damaged: Mapping[str, str]) -> None:
     """Name each damaged record on stderr with the way out. Its address is read from the
     damaged store itself, so it is escaped: a record edited to hold a terminal sequence or a
     newline must not clear the screen or forge a line."""
