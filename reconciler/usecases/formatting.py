@@ -57,8 +57,8 @@ def configuration_listing(directory: Path, recursive: bool) -> Listing:
     documents declares a kind poolform knows (a Job's too): a repository's other YAML (CI
     workflows, manifests, templates that are not YAML yet) is not poolform's to lay out, as
     `terraform fmt -recursive` only takes *.tf files. Directories whose names start with a
-    dot (`.git`, `.venv`, poolform's own state) and links to directories are not entered: a
-    link could lead outside, or in a loop."""
+    dot (`.git`, `.venv`, poolform's own state) and links to directories are not entered, and
+    links to files below are not taken: a link could lead outside, or in a loop."""
     if not recursive:
         return list_sources(directory)
     sources: list[SourceFile] = []
@@ -81,8 +81,17 @@ def configuration_listing(directory: Path, recursive: bool) -> Listing:
             if below.is_symlink():
                 continue
             found = list_sources(below)
-            sources.extend(source for source in found.sources if _poolforms(source))
+            sources.extend(
+                source for source in found.sources if not _linked(source) and _poolforms(source)
+            )
     return Listing(sources, problems)
+
+
+def _linked(source: SourceFile) -> bool:
+    """A link to a file below the directory given: not followed, as a link to a directory is
+    not (`fmt` writes through a link, so one to `../../elsewhere/x.yaml` rewrote a file outside
+    the tree, and one to a file inside it laid that file out twice)."""
+    return source.path is not None and source.path.is_symlink()
 
 
 def _poolforms(source: SourceFile) -> bool:

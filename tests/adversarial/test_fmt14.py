@@ -1,0 +1,55 @@
+"""`poolform fmt` met by an attacker. `--recursive` entered no link to a directory (it could
+lead outside, or loop) but took links to files below: `sub/x.yaml -> ../../elsewhere/x.yaml`
+rewrote a file outside the tree given (fmt writes through a link), and a link to a file inside
+it laid that file out twice. Below the directory given, links to files are skipped too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.adversarial.conftest import Pf
+
+LOOSE = "kind: ResourcePool\nname: {name}\ncapacity:\n    gpu: 4\n"
+LAID_OUT = "kind: ResourcePool\nname: {name}\ncapacity:\n  gpu: 4\n"
+
+
+def test_recursive_leaves_a_file_outside_the_tree_alone(pf: Pf, tmp_path: Path) -> None:
+    tree, outside = tmp_path / "tree", tmp_path / "outside"
+    (tree / "sub").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "x.yaml").write_text(LOOSE.format(name="x"))
+    (tree / "sub" / "x.yaml").symlink_to(outside / "x.yaml")
+    (tree / "sub" / "own.yaml").write_text(LOOSE.format(name="own"))
+    (tree / "sub" / "deeper").mkdir()
+    (tree / "sub" / "deeper" / "loop").symlink_to(tree, target_is_directory=True)
+
+    check = pf("fmt", "--check", "--recursive", tree)
+    assert check.returncode == 3, check.stderr
+    assert check.stdout.split() == [str(tree / "sub" / "own.yaml")]
+    result = pf("fmt", "--recursive", tree)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(tree / "sub" / "own.yaml")]
+    assert (outside / "x.yaml").read_text() == LOOSE.format(name="x")
+    assert (tree / "sub" / "own.yaml").read_text() == LAID_OUT.format(name="own")
+
+
+def test_recursive_lays_out_a_file_linked_twice_once(pf: Pf, tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "pool.yaml").write_text(LOOSE.format(name="p"))
+    (tmp_path / "b" / "pool.yaml").symlink_to(Path("..") / "a" / "pool.yaml")
+    result = pf("fmt", "--check", "--recursive", tmp_path)
+    assert result.returncode == 3
+    assert result.stdout.split() == [str(tmp_path / "a" / "pool.yaml")]
+
+
+def test_a_link_in_the_directory_given_is_still_laid_out(pf: Pf, tmp_path: Path) -> None:
+    """`fmt DIR` reads what validate reads: a link there is the configuration's file."""
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "env").mkdir()
+    (tmp_path / "shared" / "pool.yaml").write_text(LOOSE.format(name="p"))
+    (tmp_path / "env" / "pool.yaml").symlink_to(tmp_path / "shared" / "pool.yaml")
+    result = pf("fmt", "--recursive", tmp_path / "env")
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "shared" / "pool.yaml").read_text() == LAID_OUT.format(name="p")
+    assert (tmp_path / "env" / "pool.yaml").is_symlink()
