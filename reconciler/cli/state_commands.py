@@ -240,8 +240,10 @@ def _read_state_document(file: Path) -> str:
     import stat
     import sys
 
+    raw = b""
     try:
         if str(file) == "-":
+            file = Path("<stdin>")  # as the messages after it name it
             raw = sys.stdin.buffer.read(MAX_STATE_BYTES + 1)
         else:
             # Opened without waiting: a FIFO would block the open itself until a writer came.
@@ -253,8 +255,16 @@ def _read_state_document(file: Path) -> str:
         if len(raw) > MAX_STATE_BYTES:
             raise PoolformError(f"{file}: not a state document: over 1 GiB")
         return raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PoolformError(f"{file}: not a state document: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise PoolformError(
+            f"{file}: not a state document: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at "
+            f"offset {exc.start})",
+            hint=PULL_HINT,
+        ) from None
+    except OSError as exc:  # in the system's words, not Python's `[Errno 6] ... '/dev/tty'`
+        raise PoolformError(
+            f"{file} cannot be read ({exc.strerror or exc}); nothing was pushed"
+        ) from None
 
 
 def _refuse_another_state(file: Path, pushed: StateSnapshot, stored: StateSnapshot) -> None:
