@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import io
 import math
+import re
 from typing import Any
 
 from reconciler.errors import YamlProblem
@@ -113,6 +114,7 @@ def _layout(text: str, before: list[Any], nulls: bool) -> str:
             )
     except Exception as exc:  # ruamel refusing what the authoritative reader took
         raise FormatRefused(f"the round-trip writer cannot lay it out ({exc})") from None
+    formatted = _without_dangling_blanks(formatted, before)
     if formatted.count("#") != text.count("#"):
         raise FormatRefused("laying it out would lose a comment")
     try:
@@ -122,6 +124,24 @@ def _layout(text: str, before: list[Any], nulls: bool) -> str:
     if after != before:
         raise FormatRefused("laying it out would change what it declares")
     return formatted
+
+
+# A sequence entry that is null written as nothing: ruamel writes its dash with a space after
+# it (`-` became `- `), which an editor or pre-commit's trailing-whitespace hook strips and
+# `fmt --check` then wants back, for ever.
+_DANGLING_DASH = re.compile(r"^( *-(?: +-)*) +$", re.MULTILINE)
+
+
+def _without_dangling_blanks(formatted: str, before: list[Any]) -> str:
+    """`formatted` without the blank after a null entry's dash; kept when such a line is a
+    block scalar's text (stripped, it would read as something else)."""
+    tidy = _DANGLING_DASH.sub(r"\1", formatted)
+    if tidy == formatted:
+        return formatted
+    try:
+        return tidy if _data(tidy) == before else formatted
+    except YamlProblem:
+        return formatted
 
 
 class _Null:

@@ -53,3 +53,18 @@ def test_a_link_in_the_directory_given_is_still_laid_out(pf: Pf, tmp_path: Path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "shared" / "pool.yaml").read_text() == LAID_OUT.format(name="p")
     assert (tmp_path / "env" / "pool.yaml").is_symlink()
+
+
+NULL_ENTRY = "kind: Job\nname: j\nrun: |\n  - kept as written \nargs:\n    -\n    - x\n"
+
+
+def test_a_null_entry_gets_no_trailing_blank(pf: Pf, tmp_path: Path) -> None:
+    """A sequence entry written as a bare `-` (null) was laid out as `- ` with a trailing
+    blank: pre-commit's trailing-whitespace hook strips it, and `fmt --check` then failed
+    again, for ever. A block scalar's own trailing blank is its text and stays."""
+    path = tmp_path / "job.yaml"
+    path.write_text(NULL_ENTRY)
+    assert pf("fmt", tmp_path).returncode == 0
+    laid_out = path.read_text()
+    assert laid_out == "kind: Job\nname: j\nrun: |\n  - kept as written \nargs:\n  -\n  - x\n"
+    assert pf("fmt", "--check", tmp_path).returncode == 0
