@@ -6,6 +6,9 @@ it laid that file out twice. Below the directory given, links to files are skipp
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from tests.adversarial.conftest import Pf
 
@@ -68,3 +71,37 @@ def test_a_null_entry_gets_no_trailing_blank(pf: Pf, tmp_path: Path) -> None:
     laid_out = path.read_text()
     assert laid_out == "kind: Job\nname: j\nrun: |\n  - kept as written \nargs:\n  -\n  - x\n"
     assert pf("fmt", "--check", tmp_path).returncode == 0
+
+
+def test_a_file_saved_while_fmt_runs_is_left_as_saved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """fmt reads every file, lays them out, then writes: an editor's save in between was
+    overwritten with the laid-out old text, the edit lost. Now the file is looked at last and,
+    changed, left as it is (exit 1, naming it)."""
+    from reconciler.cli.main import main
+    from reconciler.usecases import formatting
+
+    path = tmp_path / "pool.yaml"
+    path.write_text(LOOSE.format(name="old"))
+    saved = LOOSE.format(name="saved-meanwhile")
+    real = formatting.format_sources
+
+    def format_then_save(sources: list[Any]) -> formatting.Formatting:
+        result = real(sources)
+        path.write_text(saved)  # the editor's save, after fmt read the file
+        return result
+
+    monkeypatch.setattr(formatting, "format_sources", format_then_save)
+    assert main(["fmt", str(tmp_path)]) == 1
+    assert "pool.yaml: error: changed while fmt ran; left as it is now" in capsys.readouterr().err
+    assert path.read_text() == saved
+    assert [p.name for p in tmp_path.iterdir()] == ["pool.yaml"]  # no temporary file left
+
+
+def test_two_links_to_one_file_in_the_directory_given(pf: Pf, tmp_path: Path) -> None:
+    (tmp_path / "pool.yaml").write_text(LOOSE.format(name="p"))
+    (tmp_path / "also.yaml").symlink_to("pool.yaml")
+    result = pf("fmt", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "pool.yaml").read_text() == LAID_OUT.format(name="p")
