@@ -47,3 +47,30 @@ def test_sensitive_values_and_escapes_in_the_state_text(pf: Pf, quick: Path) -> 
     assert "secrets.TOKEN = (sensitive)" in " ".join(text.stdout.split())
     assert "\x1b" not in text.stdout and "\u202e" not in text.stdout and "\x07" not in text.stdout
     assert 'envs.E\\u001b[2J = "v\\u202eal\\u001b]0;t\\u0007"' in " ".join(text.stdout.split())
+
+
+def test_show_in_a_directory_that_is_not_a_configuration(pf: Pf, tmp_path: Path) -> None:
+    """`poolform show` run in the repository's root (or a typo'd folder) said `No state.`,
+    exit 0, as if the state were lost; plan and state list name the directory instead."""
+    (tmp_path / "README.md").write_text("# infra\n")
+    for args in (["show"], ["show", "--json"]):
+        result = pf(*args, "--chdir", tmp_path)
+        assert result.returncode == 1
+        assert "No state." not in result.stdout
+        assert ". has no *.yaml or *.yml files, so it has no state to show" in (
+            result.stderr + result.stdout
+        )
+
+
+def test_state_left_after_every_file_was_deleted_is_still_shown(pf: Pf, quick: Path) -> None:
+    assert pf("apply", "--auto-approve", "--chdir", quick).returncode == 0
+    for path in quick.glob("*.yaml"):
+        path.unlink()
+    result = pf("show", "--chdir", quick)
+    assert result.returncode == 0, result.stderr
+    assert "# cluster.quickstart:" in result.stdout
+
+
+def test_a_configuration_not_applied_yet_has_no_state(pf: Pf, quick: Path) -> None:
+    result = pf("show", "--chdir", quick)
+    assert result.returncode == 0 and result.stdout == "No state.\n"
