@@ -96,7 +96,9 @@ def _linked(source: SourceFile) -> bool:
 
 def _poolforms(source: SourceFile) -> bool:
     """Whether every document of the file declares a kind poolform knows (one that does not
-    read is not known to be poolform's)."""
+    read is not known to be poolform's). A document with an `apiVersion` is Kubernetes' (no
+    poolform kind has one): Cluster API's `kind: Cluster` and `kind: MachinePool`, kind's
+    `kind: Cluster` config are not poolform's files."""
     try:
         documents = read_documents(source).documents
     except YamlProblem:
@@ -105,6 +107,7 @@ def _poolforms(source: SourceFile) -> bool:
         isinstance(document.data, dict)
         and isinstance(document.data.get("kind"), str)
         and canonical_kind(document.data["kind"]) is not None
+        and "apiVersion" not in document.data
         for document in documents
     )
 

@@ -105,3 +105,27 @@ def test_two_links_to_one_file_in_the_directory_given(pf: Pf, tmp_path: Path) ->
     result = pf("fmt", tmp_path)
     assert result.returncode == 0, result.stderr
     assert (tmp_path / "pool.yaml").read_text() == LAID_OUT.format(name="p")
+
+
+CLUSTER_API = (
+    "apiVersion: cluster.x-k8s.io/v1beta1\nkind: Cluster\nmetadata:\n    name: c\n---\n"
+    "apiVersion: cluster.x-k8s.io/v1beta1\nkind: MachinePool\nmetadata:\n    name: mp\n"
+)
+KIND_CONFIG = "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n    - role: x\n"
+
+
+def test_recursive_leaves_kubernetes_manifests_alone(pf: Pf, tmp_path: Path) -> None:
+    """Cluster API's `kind: Cluster` / `kind: MachinePool` and kind's cluster config share
+    poolform's kind names: `fmt --recursive` laid them out (and `--check` failed CI on them),
+    though the README says a repository's other YAML is never touched."""
+    (tmp_path / "capi").mkdir()
+    (tmp_path / "capi" / "cluster.yaml").write_text(CLUSTER_API)
+    (tmp_path / "kind").mkdir()
+    (tmp_path / "kind" / "config.yaml").write_text(KIND_CONFIG)
+    (tmp_path / "pools").mkdir()
+    (tmp_path / "pools" / "p.yaml").write_text(LOOSE.format(name="p"))
+    result = pf("fmt", "--recursive", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(tmp_path / "pools" / "p.yaml")]
+    assert (tmp_path / "capi" / "cluster.yaml").read_text() == CLUSTER_API
+    assert (tmp_path / "kind" / "config.yaml").read_text() == KIND_CONFIG
