@@ -129,3 +129,21 @@ def test_recursive_leaves_kubernetes_manifests_alone(pf: Pf, tmp_path: Path) -> 
     assert result.stdout.split() == [str(tmp_path / "pools" / "p.yaml")]
     assert (tmp_path / "capi" / "cluster.yaml").read_text() == CLUSTER_API
     assert (tmp_path / "kind" / "config.yaml").read_text() == KIND_CONFIG
+
+
+def test_recursive_through_a_tree_1100_directories_deep(pf: Pf, tmp_path: Path) -> None:
+    """os.walk recurses once per level (Python 3.11): `internal error: RecursionError`."""
+    deepest = tmp_path
+    for _ in range(1100):
+        deepest = deepest / "d"
+        deepest.mkdir()
+    (deepest / "p.yaml").write_text(LOOSE.format(name="deep"))
+    try:
+        result = pf("fmt", "--recursive", tmp_path)
+        assert result.returncode == 0, result.stderr[-300:]
+        assert (deepest / "p.yaml").read_text() == LAID_OUT.format(name="deep")
+    finally:  # removed here, bottom up: pytest's own clean-up recurses per level too
+        (deepest / "p.yaml").unlink()
+        while deepest != tmp_path:
+            deepest.rmdir()
+            deepest = deepest.parent
