@@ -140,6 +140,8 @@ def show(planfile: Path | None, as_json: bool, as_markdown: bool) -> None:
     from reconciler.render.markdown import Provenance
     from reconciler.usecases.planning import read_saved_plan
 
+    if as_json and as_markdown:  # as plan and drift refuse them (show printed the JSON alone)
+        raise PoolformError("choose one of --json and --markdown")
     if planfile is None or planfile.is_dir():  # a configuration directory: its state
         _show_state(planfile or Path("."), as_json, as_markdown)
         return

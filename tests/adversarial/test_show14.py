@@ -74,3 +74,13 @@ def test_state_left_after_every_file_was_deleted_is_still_shown(pf: Pf, quick: P
 def test_a_configuration_not_applied_yet_has_no_state(pf: Pf, quick: Path) -> None:
     result = pf("show", "--chdir", quick)
     assert result.returncode == 0 and result.stdout == "No state.\n"
+
+
+def test_json_and_markdown_together_are_refused(pf: Pf, quick: Path, tmp_path: Path) -> None:
+    """`plan` and `drift` refuse both; `show PLANFILE --json --markdown` printed the JSON
+    alone, exit 0, as if --markdown had not been given."""
+    plan = tmp_path / "plan.bin"
+    assert pf("plan", quick, "--out", plan).returncode == 0
+    result = pf("show", plan, "--json", "--markdown")
+    assert result.returncode == 1
+    assert "choose one of --json and --markdown" in result.stdout + result.stderr
