@@ -35,7 +35,7 @@ def _yaml(explicit_start: bool, nulls: bool) -> Any:
         yaml.Constructor, yaml.Representer = _null_keeping_classes()
     yaml.preserve_quotes = True
     yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 1 << 16  # never wrap long strings
+    yaml.width = 1 << 26  # never wrap long strings: wider than the longest file (32 MiB)
     yaml.explicit_start = explicit_start
     return yaml
 

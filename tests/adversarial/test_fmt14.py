@@ -147,3 +147,14 @@ def test_recursive_through_a_tree_1100_directories_deep(pf: Pf, tmp_path: Path) 
         while deepest != tmp_path:
             deepest.rmdir()
             deepest = deepest.parent
+
+
+def test_a_line_longer_than_64_kib_is_not_wrapped(pf: Pf, tmp_path: Path) -> None:
+    """The layout promises no line wrapping, but ruamel's width was 65,536: a longer plain
+    string (a setup one-liner, a long description) was cut into two lines."""
+    path = tmp_path / "pool.yaml"
+    text = "kind: ResourcePool\nname: a\ndescription: " + "word " * 20000 + "end\n"
+    path.write_text(text)
+    result = pf("fmt", "--check", tmp_path)
+    assert result.returncode == 0, result.stdout[:300]
+    assert path.read_text() == text
