@@ -58,14 +58,21 @@ def _dump(text: str, explicit_start: bool, nulls: bool) -> str:
     return out.getvalue()
 
 
+_MARKER_LINE = re.compile(r"---(?: +#.*)?")  # `---`, or `---` and a comment
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+
+
 def _format_document(text: str, nulls: bool) -> str:
     """One document's text (its `---` line included, if any) in the canonical layout."""
     if not _has_content(text):
         return text
     first, newline, rest = text.partition("\n")
     marker = first.rstrip()
-    if marker == "---" or marker.startswith("--- #"):
-        # The marker line (and its comment) kept as written; the body laid out.
+    if _MARKER_LINE.fullmatch(marker):
+        # The marker line (and its comment) kept as written; the body laid out. Blank lines
+        # right after the marker go: ruamel took one of them away per run, so a second fmt
+        # changed the file again.
+        rest = _LEADING_BLANK_LINES.sub("", rest)
         return marker + newline + _dump(rest, explicit_start=False, nulls=nulls)
     return _dump(text, explicit_start=text.startswith("---"), nulls=nulls)
 

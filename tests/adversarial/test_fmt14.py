@@ -158,3 +158,25 @@ def test_a_line_longer_than_64_kib_is_not_wrapped(pf: Pf, tmp_path: Path) -> Non
     result = pf("fmt", "--check", tmp_path)
     assert result.returncode == 0, result.stdout[:300]
     assert path.read_text() == text
+
+
+BLANK_AFTER_MARKER = (
+    "kind: ResourcePool\nname: a\ncapacity:\n  gpu: 4\n---\n\n\n"
+    "kind: ResourcePool\nname: b\ncapacity:\n  gpu: 4\n"
+)
+
+
+def test_a_second_fmt_changes_nothing_after_blank_lines_below_a_marker(
+    pf: Pf, tmp_path: Path
+) -> None:
+    """Blank lines right after `---` lost one per run: `fmt` then `fmt --check` (a hook, then
+    CI) failed, and so on once per blank line. `---   # comment` (spaces before the comment)
+    had its comment moved below it, indented."""
+    path = tmp_path / "pools.yaml"
+    path.write_text(BLANK_AFTER_MARKER.replace("---\n", "---   # the second pool\n"))
+    assert pf("fmt", tmp_path).returncode == 0
+    assert pf("fmt", "--check", tmp_path).returncode == 0
+    assert path.read_text() == (
+        "kind: ResourcePool\nname: a\ncapacity:\n  gpu: 4\n---   # the second pool\n"
+        "kind: ResourcePool\nname: b\ncapacity:\n  gpu: 4\n"
+    )
