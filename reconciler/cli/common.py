@@ -101,6 +101,14 @@ NO_TERMINAL_HINTS = {
 }
 
 
+def standard_input_bytes(limit: int) -> bytes:
+    """At most `limit` bytes of standard input (`fmt -`, `state push -`). A process started
+    with it closed (`<&-`, some daemons) has none: said so, not "internal error"."""
+    if sys.stdin is None:
+        raise PoolformError("standard input is closed, so `-` has nothing to read")
+    return sys.stdin.buffer.read(limit)
+
+
 def terminal_confirm(auto_approve: bool, command: str = "apply") -> Callable[[str], bool]:
     """The `confirm` a use case asks: yes with --auto-approve, else only a typed `yes` on a
     terminal (anything else, `y` included, cancels). Without a terminal there is no one to
@@ -109,7 +117,7 @@ def terminal_confirm(auto_approve: bool, command: str = "apply") -> Callable[[st
     def confirm(question: str) -> bool:
         if auto_approve:
             return True
-        if not sys.stdin.isatty():
+        if sys.stdin is None or not sys.stdin.isatty():  # None: started with stdin closed
             raise PoolformError(
                 f"`poolform {command}` needs confirmation to {question}, and there is no "
                 "terminal to ask on",

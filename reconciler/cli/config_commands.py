@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.common import diagnostic_json
+from reconciler.cli.common import diagnostic_json, standard_input_bytes
 from reconciler.errors import ConfigurationError, Diagnostic, Location, PoolformError
 from reconciler.printable import printable
 
@@ -176,7 +176,6 @@ def fmt(target: Path, check: bool, diff: bool, recursive: bool) -> int:
     output. Exit 0, 3 with --check when a file would change, 1 when a file cannot be read or
     parsed (that file is left alone) or a FILE given is not named *.yaml or *.yml.
     """
-    import sys
 
     from reconciler.loading.sources import MAX_FILE_BYTES, SUFFIXES, read_single_file
     from reconciler.usecases.formatting import (
@@ -190,7 +189,7 @@ def fmt(target: Path, check: bool, diff: bool, recursive: bool) -> int:
         if recursive:
             raise PoolformError("--recursive takes a directory, not standard input (`-`)")
         # One byte past the limit is enough to refuse it (`fmt - < /dev/zero` ends).
-        source = standard_input_source(sys.stdin.buffer.read(MAX_FILE_BYTES + 1))
+        source = standard_input_source(standard_input_bytes(MAX_FILE_BYTES + 1))
         if isinstance(source, Diagnostic):
             click.echo(source.render(), err=True)
             return 1

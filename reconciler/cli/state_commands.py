@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.common import lock_timeout_option, parse_timeout, warn_damaged
+from reconciler.cli.common import (
+    lock_timeout_option,
+    parse_timeout,
+    standard_input_bytes,
+    warn_damaged,
+)
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
@@ -238,13 +243,12 @@ MAX_STATE_BYTES = 1 << 30
 
 def _read_state_document(file: Path) -> str:
     import stat
-    import sys
 
     raw = b""
     try:
         if str(file) == "-":
             file = Path("<stdin>")  # as the messages after it name it
-            raw = sys.stdin.buffer.read(MAX_STATE_BYTES + 1)
+            raw = standard_input_bytes(MAX_STATE_BYTES + 1)
         else:
             # Opened without waiting: a FIFO would block the open itself until a writer came.
             fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
