@@ -13,7 +13,7 @@ import functools
 import json
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,20 @@ def utf8_text(_ctx: click.Context, param: click.Parameter, value: str | None) ->
     return value
 
 
+def warn_damaged(damaged: Mapping[str, str]) -> None:
+    """Name each damaged record on stderr with the way out. Its address is read from the
+    damaged store itself, so it is escaped: a record edited to hold a terminal sequence or a
+    newline must not clear the screen or forge a line."""
+    for address, why in damaged.items():
+        shown = one_line(address)
+        click.echo(
+            f"warning: the record of {shown} is damaged ({one_line(why)}); it is left out. "
+            f"`poolform state rm {shown}` forgets it (then `poolform import` takes the "
+            "resource back)",
+            err=True,
+        )
+
+
 def parse_timeout(text: str) -> float:
     """A `--lock-timeout`: a duration as the configuration takes them (`30s`, `2m`, `1m30s`),
     or a bare number of seconds."""
@@ -87,6 +101,14 @@ NO_TERMINAL_HINTS = {
 }
 
 
+def standard_input_bytes(limit: int) -> bytes:
+    """At most `limit` bytes of standard input (`fmt -`, `state push -`). A process started
+    with it closed (`<&-`, some daemons) has none: said so, not "internal error"."""
+    if sys.stdin is None:
+        raise PoolformError("standard input is closed, so `-` has nothing to read")
+    return sys.stdin.buffer.read(limit)
+
+
 def terminal_confirm(auto_approve: bool, command: str = "apply") -> Callable[[str], bool]:
     """The `confirm` a use case asks: yes with --auto-approve, else only a typed `yes` on a
     terminal (anything else, `y` included, cancels). Without a terminal there is no one to
@@ -95,7 +117,7 @@ def terminal_confirm(auto_approve: bool, command: str = "apply") -> Callable[[st
     def confirm(question: str) -> bool:
         if auto_approve:
             return True
-        if not sys.stdin.isatty():
+        if sys.stdin is None or not sys.stdin.isatty():  # None: started with stdin closed
             raise PoolformError(
                 f"`poolform {command}` needs confirmation to {question}, and there is no "
                 "terminal to ask on",

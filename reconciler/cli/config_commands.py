@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from reconciler.cli.common import diagnostic_json
+from reconciler.cli.common import diagnostic_json, standard_input_bytes
 from reconciler.errors import ConfigurationError, Diagnostic, Location, PoolformError
 from reconciler.printable import printable
 
@@ -126,9 +126,15 @@ def validate(target: Path, output: str, as_json: bool) -> int:
     return 0
 
 
-def write_atomically(path: Path, text: str) -> None:
+class ChangedMeanwhile(Exception):
+    """The file no longer holds what was laid out: written since it was read."""
+
+
+def write_atomically(path: Path, text: str, expected: bytes | None = None) -> None:
     """Replace `path` with `text` all at once: a crash leaves the old file or the new one,
-    never half of one. The file keeps its mode; a symbolic link keeps pointing at it."""
+    never half of one. The file keeps its mode; a symbolic link keeps pointing at it. With
+    `expected`, a file that no longer holds it (an editor saved it while fmt ran) is left as
+    it is now: ChangedMeanwhile."""
     path = path.resolve(strict=True)
     mode = path.stat().st_mode & 0o7777
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -138,6 +144,10 @@ def write_atomically(path: Path, text: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, mode)
+        if expected is not None:  # looked at last; laid out already: by a link to it
+            current = path.read_bytes()
+            if current not in (expected, text.encode("utf-8")):
+                raise ChangedMeanwhile
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
@@ -166,7 +176,6 @@ def fmt(target: Path, check: bool, diff: bool, recursive: bool) -> int:
     output. Exit 0, 3 with --check when a file would change, 1 when a file cannot be read or
     parsed (that file is left alone) or a FILE given is not named *.yaml or *.yml.
     """
-    import sys
 
     from reconciler.loading.sources import MAX_FILE_BYTES, SUFFIXES, read_single_file
     from reconciler.usecases.formatting import (
@@ -180,7 +189,7 @@ def fmt(target: Path, check: bool, diff: bool, recursive: bool) -> int:
         if recursive:
             raise PoolformError("--recursive takes a directory, not standard input (`-`)")
         # One byte past the limit is enough to refuse it (`fmt - < /dev/zero` ends).
-        source = standard_input_source(sys.stdin.buffer.read(MAX_FILE_BYTES + 1))
+        source = standard_input_source(standard_input_bytes(MAX_FILE_BYTES + 1))
         if isinstance(source, Diagnostic):
             click.echo(source.render(), err=True)
             return 1
@@ -217,7 +226,17 @@ def fmt(target: Path, check: bool, diff: bool, recursive: bool) -> int:
     for change in result.changes:
         if not check and change.path is not None:
             try:
-                write_atomically(change.path, change.after)
+                write_atomically(change.path, change.after, change.before.encode("utf-8"))
+            except ChangedMeanwhile:
+                problems.append(
+                    Diagnostic(
+                        "error",
+                        "fmt",
+                        "changed while fmt ran; left as it is now (run fmt again)",
+                        Location(change.display),
+                    )
+                )
+                continue
             except OSError as exc:
                 reason = printable(exc.strerror or str(exc))
                 problems.append(

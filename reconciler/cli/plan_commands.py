@@ -15,6 +15,7 @@ from reconciler.cli.common import (
     json_error_document,
     lock_timeout_option,
     parse_timeout,
+    warn_damaged,
 )
 from reconciler.cli.output import commit_from_ci, describe_saved, emit_drift, emit_plan
 from reconciler.errors import PoolformError
@@ -139,6 +140,8 @@ def show(planfile: Path | None, as_json: bool, as_markdown: bool) -> None:
     from reconciler.render.markdown import Provenance
     from reconciler.usecases.planning import read_saved_plan
 
+    if as_json and as_markdown:  # as plan and drift refuse them (show printed the JSON alone)
+        raise PoolformError("choose one of --json and --markdown")
     if planfile is None or planfile.is_dir():  # a configuration directory: its state
         _show_state(planfile or Path("."), as_json, as_markdown)
         return
@@ -160,13 +163,7 @@ def _show_state(directory: Path, as_json: bool, as_markdown: bool) -> None:
             hint="without PLANFILE, `poolform show` prints the state (--json: as JSON)",
         )
     recorded = recorded_state(directory)
-    for address, why in (recorded.damaged if recorded else {}).items():
-        click.echo(
-            f"warning: the record of {address} is damaged ({why}); it is left out. "
-            f"`poolform state rm {address}` forgets it (then `poolform import` takes the "
-            "resource back)",
-            err=True,
-        )
+    warn_damaged(recorded.damaged if recorded else {})
     if as_json:
         click.echo(json.dumps(state_document(recorded), indent=2, sort_keys=True))
     else:

@@ -15,7 +15,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.common import lock_timeout_option, parse_timeout
+from reconciler.cli.common import (
+    lock_timeout_option,
+    parse_timeout,
+    standard_input_bytes,
+    warn_damaged,
+)
 from reconciler.errors import PoolformError
 
 if TYPE_CHECKING:
@@ -51,13 +56,7 @@ def _backend(directory: Path, *, must_exist: bool = True) -> Iterator[StateBacke
 def _salvaged(backend: StateBackend) -> StateSnapshot:
     """The readable records; each damaged one named on stderr with the way out."""
     snapshot = backend.read_salvaged()
-    for address, why in snapshot.damaged.items():
-        click.echo(
-            f"warning: the record of {address} is damaged ({why}); it is left out. "
-            f"`poolform state rm {address}` forgets it (then `poolform import` takes the "
-            "resource back)",
-            err=True,
-        )
+    warn_damaged(snapshot.damaged)
     return snapshot
 
 
@@ -244,11 +243,12 @@ MAX_STATE_BYTES = 1 << 30
 
 def _read_state_document(file: Path) -> str:
     import stat
-    import sys
 
+    raw = b""
     try:
         if str(file) == "-":
-            raw = sys.stdin.buffer.read(MAX_STATE_BYTES + 1)
+            file = Path("<stdin>")  # as the messages after it name it
+            raw = standard_input_bytes(MAX_STATE_BYTES + 1)
         else:
             # Opened without waiting: a FIFO would block the open itself until a writer came.
             fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -259,8 +259,16 @@ def _read_state_document(file: Path) -> str:
         if len(raw) > MAX_STATE_BYTES:
             raise PoolformError(f"{file}: not a state document: over 1 GiB")
         return raw.decode("utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise PoolformError(f"{file}: not a state document: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise PoolformError(
+            f"{file}: not a state document: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at "
+            f"offset {exc.start})",
+            hint=PULL_HINT,
+        ) from None
+    except OSError as exc:  # in the system's words, not Python's `[Errno 6] ... '/dev/tty'`
+        raise PoolformError(
+            f"{file} cannot be read ({exc.strerror or exc}); nothing was pushed"
+        ) from None
 
 
 def _refuse_another_state(file: Path, pushed: StateSnapshot, stored: StateSnapshot) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import io
 import math
+import re
 from typing import Any
 
 from reconciler.errors import YamlProblem
@@ -34,7 +35,7 @@ def _yaml(explicit_start: bool, nulls: bool) -> Any:
         yaml.Constructor, yaml.Representer = _null_keeping_classes()
     yaml.preserve_quotes = True
     yaml.indent(mapping=2, sequence=4, offset=2)
-    yaml.width = 1 << 16  # never wrap long strings
+    yaml.width = 1 << 26  # never wrap long strings: wider than the longest file (32 MiB)
     yaml.explicit_start = explicit_start
     return yaml
 
@@ -57,14 +58,21 @@ def _dump(text: str, explicit_start: bool, nulls: bool) -> str:
     return out.getvalue()
 
 
+_MARKER_LINE = re.compile(r"---(?: +#.*)?")  # `---`, or `---` and a comment
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t]*\n)+")
+
+
 def _format_document(text: str, nulls: bool) -> str:
     """One document's text (its `---` line included, if any) in the canonical layout."""
     if not _has_content(text):
         return text
     first, newline, rest = text.partition("\n")
     marker = first.rstrip()
-    if marker == "---" or marker.startswith("--- #"):
-        # The marker line (and its comment) kept as written; the body laid out.
+    if _MARKER_LINE.fullmatch(marker):
+        # The marker line (and its comment) kept as written; the body laid out. Blank lines
+        # right after the marker go: ruamel took one of them away per run, so a second fmt
+        # changed the file again.
+        rest = _LEADING_BLANK_LINES.sub("", rest)
         return marker + newline + _dump(rest, explicit_start=False, nulls=nulls)
     return _dump(text, explicit_start=text.startswith("---"), nulls=nulls)
 
@@ -113,6 +121,7 @@ def _layout(text: str, before: list[Any], nulls: bool) -> str:
             )
     except Exception as exc:  # ruamel refusing what the authoritative reader took
         raise FormatRefused(f"the round-trip writer cannot lay it out ({exc})") from None
+    formatted = _without_dangling_blanks(formatted, before)
     if formatted.count("#") != text.count("#"):
         raise FormatRefused("laying it out would lose a comment")
     try:
@@ -122,6 +131,24 @@ def _layout(text: str, before: list[Any], nulls: bool) -> str:
     if after != before:
         raise FormatRefused("laying it out would change what it declares")
     return formatted
+
+
+# A sequence entry that is null written as nothing: ruamel writes its dash with a space after
+# it (`-` became `- `), which an editor or pre-commit's trailing-whitespace hook strips and
+# `fmt --check` then wants back, for ever.
+_DANGLING_DASH = re.compile(r"^( *-(?: +-)*) +$", re.MULTILINE)
+
+
+def _without_dangling_blanks(formatted: str, before: list[Any]) -> str:
+    """`formatted` without the blank after a null entry's dash; kept when such a line is a
+    block scalar's text (stripped, it would read as something else)."""
+    tidy = _DANGLING_DASH.sub(r"\1", formatted)
+    if tidy == formatted:
+        return formatted
+    try:
+        return tidy if _data(tidy) == before else formatted
+    except YamlProblem:
+        return formatted
 
 
 class _Null:

@@ -57,8 +57,8 @@ def configuration_listing(directory: Path, recursive: bool) -> Listing:
     documents declares a kind poolform knows (a Job's too): a repository's other YAML (CI
     workflows, manifests, templates that are not YAML yet) is not poolform's to lay out, as
     `terraform fmt -recursive` only takes *.tf files. Directories whose names start with a
-    dot (`.git`, `.venv`, poolform's own state) and links to directories are not entered: a
-    link could lead outside, or in a loop."""
+    dot (`.git`, `.venv`, poolform's own state) and links to directories are not entered, and
+    links to files below are not taken: a link could lead outside, or in a loop."""
     if not recursive:
         return list_sources(directory)
     sources: list[SourceFile] = []
@@ -74,21 +74,45 @@ def configuration_listing(directory: Path, recursive: bool) -> Listing:
     first = list_sources(directory)  # the directory given: refused as `fmt DIR` refuses it
     sources.extend(first.sources)
     problems.extend(first.problems)
+    # Walked with a stack, not os.walk, which recurses once per level (Python 3.11): a tree
+    # 1,000 directories deep ended in "internal error: RecursionError". Links to directories
+    # are neither listed nor entered.
     below: list[Path] = []
-    for root, names, _ in os.walk(
-        directory, onerror=refused
-    ):  # (links to directories: not entered)
-        names[:] = [name for name in names if not name.startswith(".")]
-        below.extend(Path(root) / name for name in names if not (Path(root) / name).is_symlink())
-    for place in sorted(below, key=lambda path: path.parts):
+    pending = [directory]
+    while pending:
+        root = pending.pop()
+        try:
+            with os.scandir(root) as entries:
+                names = [
+                    entry.name
+                    for entry in entries
+                    if entry.is_dir(follow_symlinks=False) and not entry.name.startswith(".")
+                ]
+        except OSError as error:
+            refused(error)
+            continue
+        below.extend(root / name for name in names)
+        pending.extend(root / name for name in names)
+    for place in sorted(below, key=lambda path: path.parts):  # in path order
         found = list_sources(place)
-        sources.extend(source for source in found.sources if _poolforms(source))
+        sources.extend(
+            source for source in found.sources if not _linked(source) and _poolforms(source)
+        )
     return Listing(sources, problems)
+
+
+def _linked(source: SourceFile) -> bool:
+    """A link to a file below the directory given: not followed, as a link to a directory is
+    not (`fmt` writes through a link, so one to `../../elsewhere/x.yaml` rewrote a file outside
+    the tree, and one to a file inside it laid that file out twice)."""
+    return source.path is not None and source.path.is_symlink()
 
 
 def _poolforms(source: SourceFile) -> bool:
     """Whether every document of the file declares a kind poolform knows (one that does not
-    read is not known to be poolform's)."""
+    read is not known to be poolform's). A document with an `apiVersion` is Kubernetes' (no
+    poolform kind has one): Cluster API's `kind: Cluster` and `kind: MachinePool`, kind's
+    `kind: Cluster` config are not poolform's files."""
     try:
         documents = read_documents(source).documents
     except YamlProblem:
@@ -97,6 +121,7 @@ def _poolforms(source: SourceFile) -> bool:
         isinstance(document.data, dict)
         and isinstance(document.data.get("kind"), str)
         and canonical_kind(document.data["kind"]) is not None
+        and "apiVersion" not in document.data
         for document in documents
     )
 

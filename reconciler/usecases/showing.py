@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reconciler.errors import PoolformError
 from state import ResourceRecord, StateSnapshot
 
 
@@ -26,14 +27,30 @@ def recorded_state(directory: Path) -> RecordedState | None:
     from reconciler.checks import load_configuration
     from reconciler.workspace import open_state
 
-    backend = open_state(load_configuration(directory))
+    configuration = load_configuration(directory)
+    backend = open_state(configuration)
     try:
         if not backend.exists():
+            if configuration.declares_nothing:
+                # Not a configuration (the repository's root, a typo'd folder): "No state."
+                # there read as if the state were lost.
+                raise _not_a_configuration(directory, configuration.file_count)
             return None
         snapshot: StateSnapshot = backend.read_salvaged()
     finally:
         backend.close()
     return RecordedState(snapshot.lineage, snapshot.serial, tuple(snapshot), dict(snapshot.damaged))
+
+
+def _not_a_configuration(directory: Path, file_count: int) -> PoolformError:
+    from reconciler.loading.sources import NothingDeclared
+
+    nothing = NothingDeclared(directory, file_count)
+    return PoolformError(
+        f"{nothing.message}, so it has no state to show",
+        hint="point poolform at the directory that holds the configuration: "
+        "`poolform show DIR` or `poolform --chdir DIR show`",
+    )
 
 
 def record_document(record: ResourceRecord) -> dict[str, Any]:
