@@ -236,17 +236,28 @@ def hold_lock(
             held.enter_context(lock_state(backend, operation, timeout))
         except StateLocked as locked:
             raise _locked_error(
-                locked.holder, configuration, lock_is_stale(locked.holder)
+                locked.holder, configuration, lock_is_stale(locked.holder), locked.detail
             ) from None
         yield
 
 
-def _locked_error(holder: LockInfo, configuration: Configuration, stale: bool) -> PoolformError:
+def _locked_error(
+    holder: LockInfo, configuration: Configuration, stale: bool, detail: str = ""
+) -> PoolformError:
     where = f"--chdir {shlex.quote(os.path.abspath(configuration.directory))}"
     message = (
         f"the state is locked by {holder.who} (pid {holder.pid} on {holder.host}) since "
         f"{holder.created}, for `{holder.operation}` (lock ID {holder.lock_id})"
     )
+    if configuration.cluster.state.backend == "s3":
+        # A lease: a dead holder's runs out by itself, so no human is needed; say when.
+        said = "that process is no longer running" if stale else ""
+        return PoolformError(
+            "; ".join(part for part in (message, said, detail) if part),
+            hint="wait for it with --lock-timeout longer than the lease (e.g. --lock-timeout "
+            "2m): a holder that died is taken over when its lease runs out; "
+            f"`poolform force-unlock {holder.lock_id}` with {where} breaks it now",
+        )
     if stale:
         return PoolformError(
             f"{message}; that process is no longer running",

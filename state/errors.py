@@ -35,7 +35,7 @@ class StateLocked(StateError):
     """
 
     def __init__(self, holder: LockInfo, *, directory: str = "", detail: str = "") -> None:
-        self.holder = holder
+        self.holder, self.detail = holder, detail
         text = describe_lock(holder, directory=directory)
         super().__init__(f"{text}; {detail}" if detail else text)
 

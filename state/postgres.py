@@ -68,6 +68,11 @@ _LOCK_COLUMNS = "lock_id, operation, who, pid, host, created, path, info"
 
 
 UNPARSABLE = "postgresql://(unparsable connection string)"
+# How long a statement waits for a table another session holds (a psql transaction left open,
+# a poolform stopped with Ctrl-Z mid-write) before giving up: SQLite's busy timeout, and the
+# scheduler queue's (reconciler/scheduler/postgres_store.py). Without it every runner would
+# wait forever, holding the state lock.
+LOCK_WAIT_S = 30
 
 
 def describe_dsn(dsn: str) -> tuple[str, str]:
@@ -126,6 +131,12 @@ class PostgresBackend(SqlObjectTable):
             self._conn: psycopg.Connection[Any] | None = psycopg.connect(
                 dsn, autocommit=True, connect_timeout=connect_timeout
             )
+            # Unless the session came with a lock_timeout of its own (PGOPTIONS).
+            self._conn.execute(
+                "SELECT set_config('lock_timeout', %s, false)"
+                " WHERE current_setting('lock_timeout') = '0'",
+                (f"{LOCK_WAIT_S}s",),
+            )
         except psycopg.Error as exc:
             raise StateUnavailable(
                 f"cannot connect to the PostgreSQL state at {self._where}: {self._scrub(exc)}"
@@ -148,6 +159,15 @@ class PostgresBackend(SqlObjectTable):
         return text.replace(self._password, "***") if self._password else text
 
     def _translate(self, exc: BaseException) -> StateError:
+        if isinstance(exc, self._psycopg.errors.LockNotAvailable):
+            return StateError(
+                f"the PostgreSQL state at {self._where} stayed locked by another session for "
+                f"longer than lock_timeout ({self._lock_wait()}); the statement that waited was "
+                "cancelled, so nothing it would have written is recorded. An "
+                "open transaction on the state's tables (a psql session) or a poolform stopped "
+                "with Ctrl-Z mid-write holds it: end it, then run the command again (an apply "
+                "finds what it made by its intent tokens)"
+            )
         if isinstance(exc, self._psycopg.OperationalError | self._psycopg.InterfaceError):
             return StateUnavailable(
                 f"lost the connection to the PostgreSQL state at {self._where}: "
@@ -155,6 +175,17 @@ class PostgresBackend(SqlObjectTable):
                 "again once the server is back: an apply finds what it made by its intent tokens"
             )
         return StateError(f"PostgreSQL state at {self._where}: {self._scrub(exc)}")
+
+    def _lock_wait(self) -> str:
+        try:
+            row = (
+                None
+                if self._conn is None
+                else self._conn.execute("SELECT current_setting('lock_timeout')").fetchone()
+            )
+        except self._psycopg.Error:
+            row = None
+        return str(row[0]) if row else "?"
 
     @contextmanager
     def _txn(self) -> Iterator[psycopg.Connection[Any]]:

@@ -62,7 +62,9 @@ def job_context(
     # listed; a job is only submitted against applied pools.
     queue_there = backend != "postgres" and (path.parent / STORE_NAME).exists()
     if backend != "postgres" and (submitting or not queue_there):
-        applied = path.exists() if backend == "sqlite" else state_applied(configuration)
+        # An S3 state that cannot be read (no such bucket, moved away) is named here: the
+        # queue this would make beside it would then pass for the configuration's.
+        applied = path.exists() if backend == "sqlite" else state_applied(configuration, True)
         if not applied:
             raise nothing_applied(where)
 
@@ -87,19 +89,24 @@ def nothing_applied(where: Path) -> PoolformError:
     )
 
 
-def state_applied(configuration: Configuration) -> bool:
+def state_applied(configuration: Configuration, unreadable_is_error: bool = False) -> bool:
     """Whether the configuration's (team) state exists. A state that cannot be read is left
-    to the command's own reading of it, which names what is wrong."""
+    to the command's own reading of it, which names what is wrong, unless
+    `unreadable_is_error` (the command may not read it before it writes)."""
     from reconciler.workspace import open_state
     from state.errors import StateError
 
     try:
         backend = open_state(configuration)
     except (StateError, PoolformError):
+        if unreadable_is_error:
+            raise
         return True
     try:
         return backend.exists()
     except StateError:
+        if unreadable_is_error:
+            raise
         return True
     finally:
         backend.close()
