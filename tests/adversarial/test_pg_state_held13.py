@@ -11,13 +11,14 @@ and says what holds it; exit 1, nothing changed. Needs POOLFORM_TEST_PG_URL."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.adversarial.conftest import Pf, cloud_holds
-from tests.state.services import drop_schema, new_schema, pg_url
+from tests.state.services import schema
+
+__all__ = ["schema"]  # the fixture
 
 CONFIG = """kind: Cluster
 name: team
@@ -28,13 +29,6 @@ kind: ResourcePool
 name: seats
 capacity: {{seat: {seats}}}
 """
-
-
-@pytest.fixture
-def schema() -> Iterator[tuple[str, str]]:
-    url, name = pg_url(), new_schema()
-    yield url, name
-    drop_schema(url, name)
 
 
 def test_the_state_session_gives_up_on_a_held_table_after_lock_timeout(

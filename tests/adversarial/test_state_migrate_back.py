@@ -5,26 +5,18 @@ not moved back over its old copy (which may be older); nothing is changed either
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.adversarial.conftest import Pf, tree_digest
 from tests.adversarial.test_state_migrate9 import CONFIG
-from tests.state.services import drop_schema, new_schema, pg_url
+from tests.state.services import schema
+
+__all__ = ["schema"]  # the fixture
 
 TEAM = CONFIG.replace(
     "provider: local\n",
     'provider: local\nstate: {backend: postgres, dsn: "${env:POOLFORM_PG_URL}", key: SCHEMA}\n',
 )
-
-
-@pytest.fixture
-def schema() -> Iterator[tuple[str, str]]:
-    url, name = pg_url(), new_schema()
-    yield url, name
-    drop_schema(url, name)
 
 
 def test_moving_back_over_the_old_copy_says_what_it_is(

@@ -18,16 +18,20 @@ back; after that, the plan is empty again."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 
 from tests.adversarial.conftest import Pf, cloud_holds
-from tests.state.services import BUCKET, drop_schema, moto_s3, new_schema, pg_url, s3_endpoint
+from tests.state.services import (
+    BUCKET,
+    moto_s3,
+    s3_endpoint,
+    schema,
+)
 
-__all__ = ["moto_s3", "s3_endpoint"]
+__all__ = ["moto_s3", "s3_endpoint", "schema"]
 
 CONFIG = """kind: Cluster
 name: team
@@ -38,13 +42,6 @@ kind: ResourcePool
 name: seats
 capacity: {{seat: 2}}
 """
-
-
-@pytest.fixture
-def schema() -> Iterator[tuple[str, str]]:
-    url, name = pg_url(), new_schema()
-    yield url, name
-    drop_schema(url, name)
 
 
 def tables(url: str, schema: str) -> list[str]:

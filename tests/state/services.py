@@ -106,6 +106,15 @@ class AtomicMotoServer:
         self._thread.join()
 
 
+@pytest.fixture
+def schema() -> Iterator[tuple[str, str]]:
+    """A fresh PostgreSQL schema on the test server, dropped after: (url, schema name). A test
+    module imports it (and lists it in `__all__`) to use it."""
+    url, name = pg_url(), new_schema()
+    yield url, name
+    drop_schema(url, name)
+
+
 @pytest.fixture(scope="session")
 def moto_s3() -> Iterator[str]:
     """This process's own S3 (not the shared POOLFORM_MOTO_ENDPOINT, whose threads race on

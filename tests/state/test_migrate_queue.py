@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.state.conftest import state_db
-from tests.state.services import drop_schema, new_schema, pg_url
+from tests.state.services import schema
+
+__all__ = ["schema"]  # the fixture
 
 JOB = "kind: Job\nname: train\nsubject: team-ml\nresources: {gpu: 1}\nrun: sleep 60\n"
 
@@ -56,13 +55,6 @@ def test_a_migration_that_keeps_the_queue_in_place_is_not_held_up(run, small: Pa
     assert moved.code == 0, moved.err
     # One apply: one history entry, said as one.
     assert re.search(r"\d+ resources, 1 history entry, \d+ control-plane objects?", moved.out)
-
-
-@pytest.fixture
-def schema() -> Iterator[tuple[str, str]]:
-    url, name = pg_url(), new_schema()
-    yield url, name
-    drop_schema(url, name)
 
 
 def test_moving_to_postgres_waits_for_the_local_queue(
