@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import time
 from collections.abc import Iterator
 from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
@@ -211,14 +212,42 @@ def _adopt_embedded_objects(state_dir: Path, store: StateBackend) -> None:
         )
 
 
-def read_state(configuration: Configuration, operation: str, lock_timeout: float) -> StateSnapshot:
-    """One read of state, under the lock for its duration so no apply is seen half-way."""
+def read_state(
+    configuration: Configuration, operation: str, lock_timeout: float, *, lock: bool = True
+) -> StateSnapshot:
+    """One read of state, under the lock for its duration so no apply is seen half-way.
+    `lock=False` (`--no-lock`, Terraform's `-lock=false`, for plan, drift and graph only): a
+    read by credentials that may not write, which the lock is. Every backend reads one
+    consistent version (a transaction, or S3's snapshot and journal), at worst one an apply
+    running now has since moved past; a saved plan made from it is refused by `apply` then,
+    as any stale plan is (its serial no longer matches)."""
     backend = open_state(configuration)
     try:
+        if not lock:
+            return _read_unlocked(backend)
         with hold_lock(backend, operation, lock_timeout, configuration):
             return backend.read()
     finally:
         backend.close()
+
+
+def _read_unlocked(backend: StateBackend) -> StateSnapshot:
+    """S3 folds its journal into a new snapshot and deletes the folded entries while holding
+    the lock: a read without it can meet a journal half deleted, which reads as damage. Such a
+    read is tried again (a real damage stays and is reported on the last try)."""
+    from state.errors import StateDamaged
+
+    for attempt in range(_UNLOCKED_READS):
+        try:
+            return backend.read()
+        except StateDamaged:
+            if attempt == _UNLOCKED_READS - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1))
+    raise AssertionError("unreachable")
+
+
+_UNLOCKED_READS = 3
 
 
 @contextmanager
@@ -228,7 +257,7 @@ def hold_lock(
     """The state lock for the body (state.lock_state). Held by someone else, it is an error
     that says who holds it and how to wait for it or remove it, naming the configuration's
     directory: `force-unlock` run anywhere else would look at another state."""
-    from state.errors import StateLocked, lock_is_stale
+    from state.errors import StateForbidden, StateLocked, lock_is_stale
     from state.locking import lock_state
 
     with ExitStack() as held:
@@ -238,7 +267,20 @@ def hold_lock(
             raise _locked_error(
                 locked.holder, configuration, lock_is_stale(locked.holder), locked.detail
             ) from None
+        except StateForbidden as refused:
+            if operation not in READ_ONLY_OPERATIONS:
+                raise
+            raise PoolformError(
+                f"{refused}; taking the state lock is a write, which these credentials may "
+                "not make",
+                hint=f"`poolform {operation} --no-lock` reads the state without the lock "
+                "(Terraform's -lock=false), for credentials that may only read it",
+            ) from None
         yield
+
+
+# The commands that read state and change nothing, which may read it without the lock.
+READ_ONLY_OPERATIONS = frozenset({"plan", "drift", "graph"})
 
 
 def _locked_error(

@@ -16,6 +16,7 @@ __all__ = [
     "SerialConflict",
     "StateDamaged",
     "StateError",
+    "StateForbidden",
     "StateLocked",
     "StateMoved",
     "StateUnavailable",
@@ -58,6 +59,11 @@ class StateMoved(StateError):
             f"the state at {where} was moved to {destination} by `poolform state migrate`; "
             "point the Cluster's `state` settings at it"
         )
+
+
+class StateForbidden(StateError):
+    """The backend refused the credentials a write (a read-only role, a bucket policy that
+    only allows reading): the lock is a write too, so a read-only run must not take it."""
 
 
 class StateUnavailable(StateError):

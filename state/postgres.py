@@ -26,6 +26,7 @@ from state.errors import (
     SerialConflict,
     StateDamaged,
     StateError,
+    StateForbidden,
     StateLocked,
     StateMoved,
     StateUnavailable,
@@ -168,6 +169,8 @@ class PostgresBackend(SqlObjectTable):
                 "with Ctrl-Z mid-write holds it: end it, then run the command again (an apply "
                 "finds what it made by its intent tokens)"
             )
+        if isinstance(exc, self._psycopg.errors.InsufficientPrivilege):
+            return StateForbidden(f"PostgreSQL state at {self._where}: {self._scrub(exc)}")
         if isinstance(exc, self._psycopg.OperationalError | self._psycopg.InterfaceError):
             return StateUnavailable(
                 f"lost the connection to the PostgreSQL state at {self._where}: "

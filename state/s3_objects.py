@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from state.errors import StateError, StateUnavailable
+from state.errors import StateError, StateForbidden, StateUnavailable
 
 # A conditional write S3 refused: another writer got there first (or the condition no longer
 # holds). Codes and HTTP statuses both, as S3-compatible stores answer either.
@@ -44,6 +44,8 @@ class S3Objects:
             code = str(exc.response.get("Error", {}).get("Code", ""))
             if code == "NoSuchBucket":
                 raise StateError(f"the S3 bucket {self.bucket} does not exist ({what})") from None
+            if code in ("AccessDenied", "Forbidden", "403"):
+                raise StateForbidden(f"S3 state at {self._where}: {what}: {exc}") from None
             raise StateError(f"S3 state at {self._where}: {what}: {exc}") from None
         except self._errors.BotoCoreError as exc:
             raise StateUnavailable(

@@ -45,6 +45,15 @@ lock_timeout_option = click.option(
     help="How long to wait for the state lock held by another run (e.g. 30s, 2m, 1m30s).",
 )
 
+lock_option = click.option(
+    "--lock/--no-lock",
+    default=True,
+    show_default=True,
+    help="Hold the state lock while reading state. --no-lock (Terraform's -lock=false) reads "
+    "without it, for credentials that may only read: a plan saved then is still refused by "
+    "apply if the state has moved since.",
+)
+
 
 def utf8_text(_ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
     """A click callback for a name or ID argument (not a path): bytes that are not UTF-8,

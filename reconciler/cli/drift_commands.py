@@ -15,6 +15,7 @@ from reconciler.cli.common import (
     EXIT_CHANGES,
     EXIT_OK,
     json_error_document,
+    lock_option,
     lock_timeout_option,
     parse_timeout,
 )
@@ -27,13 +28,14 @@ from reconciler.errors import PoolformError
 @click.option("--json", "as_json", is_flag=True, help="The report as JSON (format_version 1.0).")
 @click.option("--markdown", "as_markdown", is_flag=True, help="The report as Markdown.")
 @lock_timeout_option
+@lock_option
 @json_error_document("drift")
-def drift(directory: Path, as_json: bool, as_markdown: bool, lock_timeout: str) -> int:
+def drift(directory: Path, as_json: bool, as_markdown: bool, lock_timeout: str, lock: bool) -> int:
     """Find what changed behind poolform's back. Exit 0 none, 2 drift, 1 error."""
     from reconciler.usecases.drifting import detect_drift
 
     if as_json and as_markdown:
         raise PoolformError("choose one of --json and --markdown")
-    report = detect_drift(directory, lock_timeout=parse_timeout(lock_timeout))
+    report = detect_drift(directory, lock_timeout=parse_timeout(lock_timeout), lock=lock)
     emit_drift(report, as_json, as_markdown, label=str(directory))
     return EXIT_CHANGES if report.has_drift else EXIT_OK

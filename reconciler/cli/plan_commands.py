@@ -13,6 +13,7 @@ from reconciler.cli.common import (
     EXIT_CHANGES,
     EXIT_OK,
     json_error_document,
+    lock_option,
     lock_timeout_option,
     parse_timeout,
     warn_damaged,
@@ -50,6 +51,7 @@ from reconciler.printable import one_line
     "--replace", "replace", multiple=True, metavar="ADDR", help="Force ADDR to be replaced."
 )
 @lock_timeout_option
+@lock_option
 @click.option(
     "--label",
     metavar="TEXT",
@@ -75,6 +77,7 @@ def plan(
     targets: tuple[str, ...],
     replace: tuple[str, ...],
     lock_timeout: str,
+    lock: bool,
     label: str | None,
     commit: str | None,
 ) -> int:
@@ -93,7 +96,7 @@ def plan(
                 "--target, --replace or --no-refresh (run `poolform apply --refresh-only`)"
             )
         report = detect_drift(
-            directory, lock_timeout=parse_timeout(lock_timeout), refresh_only=True
+            directory, lock_timeout=parse_timeout(lock_timeout), refresh_only=True, lock=lock
         )
         emit_drift(report, as_json, as_markdown, label=label or str(directory))
         if report.drifted and not as_json:
@@ -101,7 +104,11 @@ def plan(
         return EXIT_CHANGES if detailed_exitcode and report.has_drift else EXIT_OK
     options = PlanOptions(destroy=destroy, targets=targets, replace=replace, refresh=refresh)
     planned = plan_configuration(
-        directory, options, environ=os.environ, lock_timeout=parse_timeout(lock_timeout)
+        directory,
+        options,
+        environ=os.environ,
+        lock_timeout=parse_timeout(lock_timeout),
+        lock=lock,
     )
     commit = commit or commit_from_ci(os.environ)
     provenance = Provenance(label or str(directory), commit)
@@ -182,7 +189,8 @@ def _show_state(directory: Path, as_json: bool, as_markdown: bool) -> None:
 )
 @click.option("--destroy", is_flag=True, help="The graph of deleting everything in state.")
 @lock_timeout_option
-def graph(directory: Path, fmt: str, destroy: bool, lock_timeout: str) -> None:
+@lock_option
+def graph(directory: Path, fmt: str, destroy: bool, lock_timeout: str, lock: bool) -> None:
     """The change graph as a picture: actions coloured, order visible."""
     from reconciler.plan import PlanOptions
     from reconciler.render import render_dot, render_mermaid
@@ -194,5 +202,6 @@ def graph(directory: Path, fmt: str, destroy: bool, lock_timeout: str) -> None:
         environ=os.environ,
         lock_timeout=parse_timeout(lock_timeout),
         command="graph",
+        lock=lock,
     ).plan
     click.echo(render_mermaid(result) if fmt == "mermaid" else render_dot(result))

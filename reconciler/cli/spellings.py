@@ -4,7 +4,9 @@ A Terraform user types `-out=plan.bin`, `-target=ADDR`, `-refresh=false`, `-chdi
 own spellings are `--out`, `--target`, `--no-refresh`, `--chdir`. `terraform_spellings` rewrites
 the first into the second before click parses the command line, for exactly the options both
 tools have (a single-dash word poolform does not know stays as it is, and click reports it).
-`-lock=false` is refused with the reason rather than ignored: poolform always takes the lock.
+`-lock=false` is `--no-lock` for the commands that only read state (plan, drift, graph), for
+credentials that may only read; for any other command it is refused with the reason rather than
+ignored: a command that changes capacity always takes the lock.
 """
 
 from __future__ import annotations
@@ -42,20 +44,39 @@ def terraform_spellings(args: Sequence[str]) -> list[str]:
     """`args` with Terraform's single-dash spellings (and `-refresh=BOOL`, `-lock=BOOL`) in
     poolform's; everything after `--` is left alone."""
     rewritten: list[str] = []
+    command = _command(args)
     for index, arg in enumerate(args):
         if arg == "--":
             return rewritten + list(args[index:])
-        rewritten.extend(_spelled(arg))
+        rewritten.extend(_spelled(arg, command))
     return rewritten
 
 
-def _spelled(arg: str) -> list[str]:
+# Options of the command group that take a value (the word after them is not the command).
+_GROUP_VALUES = frozenset({"--chdir", "-chdir"})
+READS_ONLY = frozenset({"plan", "drift", "graph"})
+
+
+def _command(args: Sequence[str]) -> str | None:
+    """The command named (the first word that is neither an option nor an option's value)."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in _GROUP_VALUES:
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return None
+
+
+def _spelled(arg: str, command: str | None) -> list[str]:
     if not arg.startswith("-") or arg == "-" or arg.startswith("---"):
         return [arg]
     name, has_value, value = arg.lstrip("-").partition("=")
     dashes = len(arg) - len(arg.lstrip("-"))
     if name == "lock":
-        return _lock(arg, value if has_value else "true")
+        return _lock(arg, value if has_value else "true", command)
     if name == "refresh" and has_value:
         flag = BOOLEANS.get(value.lower())
         if flag is None:
@@ -66,15 +87,18 @@ def _spelled(arg: str) -> list[str]:
     return [arg]
 
 
-def _lock(arg: str, value: str) -> list[str]:
+def _lock(arg: str, value: str, command: str | None) -> list[str]:
     flag = BOOLEANS.get(value.lower())
     if flag is None:
         raise PoolformError(f"{arg}: -lock takes true or false")
     if flag:
-        return []  # what poolform always does
+        return []  # what poolform does by default
+    if command in READS_ONLY:
+        return ["--no-lock"]
     raise PoolformError(
-        f"{arg} is not supported: poolform always takes the state lock, so that two runs "
-        "can never change the same capacity at once",
+        f"{arg} is not supported here: a command that changes state always takes the state "
+        "lock, so that two runs can never change the same capacity at once",
         hint="to wait for a lock held by another run, pass --lock-timeout (e.g. 2m); to "
-        "remove the lock of a run that is gone, use `poolform force-unlock ID`",
+        "remove the lock of a run that is gone, use `poolform force-unlock ID`; plan, drift "
+        "and graph, which only read, take --no-lock",
     )

@@ -48,6 +48,7 @@ def detect_drift(
     retry: RetryPolicy | None = None,
     clock: Clock = SYSTEM_CLOCK,
     refresh_only: bool = False,
+    lock: bool = True,
 ) -> DriftReport:
     """Read state (briefly under the lock, so no apply is seen half-way), list what the provider
     has in one batched refresh, and compare. Changes nothing. A state that records nothing is
@@ -55,9 +56,11 @@ def detect_drift(
 
     `refresh_only` (`plan --refresh-only`) shows what `apply --refresh-only` would accept, so
     it judges an empty state as that does, as Terraform's `-refresh-only` does: nothing to
-    accept, and for a state no create ever started from, no provider opened."""
+    accept, and for a state no create ever started from, no provider opened. `lock=False`:
+    read without the lock (`--no-lock`, see `read_state`)."""
+    command = "plan" if refresh_only else "drift"  # as the lock and its errors name it
     configuration = load_directory(directory, "drift")
-    snapshot = read_state(configuration, "drift", lock_timeout)
+    snapshot = read_state(configuration, command, lock_timeout, lock=lock)
     if refresh_only and nothing_carries(snapshot):
         return DriftReport(snapshot.lineage, snapshot.serial, checked=0)
     if len(snapshot) == 0 and not refresh_only:

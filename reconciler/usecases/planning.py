@@ -42,16 +42,18 @@ def plan_configuration(
     retry: RetryPolicy | None = None,
     clock: Clock = SYSTEM_CLOCK,
     command: str = "plan",
+    lock: bool = True,
 ) -> PlannedConfiguration:
     """Load, read state (briefly under the lock, so no apply is seen half-way), refresh unless
     `options.refresh` is off, and plan. Changes nothing but the state's first creation.
-    `command`: the one the user ran, as errors name it (`graph` plans too)."""
+    `command`: the one the user ran, as errors name it (`graph` plans too). `lock=False`:
+    read state without the lock (`--no-lock`, see `read_state`)."""
     # The configuration and the plan live until the command ends and hold no cycles: built
     # with the collector paused and kept out of its later scans, which on 10,000 resources
     # cost ~0.1 s. A provider's refresh runs with the collector on: SDKs do make cycles.
     with collector_paused(keep=True):
         configuration = load_directory(directory, command)
-        snapshot = read_state(configuration, command, lock_timeout)
+        snapshot = read_state(configuration, command, lock_timeout, lock=lock)
     refuse_emptied(configuration, snapshot, options.destroy)
     salt = secret_salt(configuration, snapshot.lineage)
     environment = environment_values(configuration, environ)

@@ -98,7 +98,7 @@ def test_terraform_spellings_on_plan_apply_and_destroy(quickstart: Path, tmp_pat
 def test_lock_false_is_refused_and_changes_nothing(quickstart: Path, spelling: str) -> None:
     result = poolform("apply", quickstart, "--auto-approve", spelling)
     assert result.returncode == 1
-    assert "poolform always takes the state lock" in result.stderr
+    assert "a command that changes state always takes the state lock" in result.stderr
     assert recorded_addresses(quickstart) == []
     assert poolform("plan", quickstart, "-lock=true").returncode == 0
 

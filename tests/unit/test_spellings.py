@@ -41,10 +41,38 @@ def test_terraform_spellings_become_poolform_s(typed: list[str], read: list[str]
 
 
 @pytest.mark.parametrize("typed", ["-lock=false", "--lock=false", "-lock=0"])
-def test_lock_false_is_refused_with_the_reason(typed: str) -> None:
-    with pytest.raises(PoolformError, match="poolform always takes the state lock") as refused:
-        terraform_spellings(["apply", typed])
+@pytest.mark.parametrize("command", ["apply", "destroy", "import", "state"])
+def test_lock_false_is_refused_with_the_reason_where_state_changes(
+    typed: str, command: str
+) -> None:
+    with pytest.raises(PoolformError, match="always takes the state lock") as refused:
+        terraform_spellings([command, typed])
     assert "--lock-timeout" in str(refused.value.hint)
+    assert "--no-lock" in str(refused.value.hint)
+
+
+@pytest.mark.parametrize(
+    ("typed", "read"),
+    [
+        (["plan", "-lock=false"], ["plan", "--no-lock"]),
+        (["drift", "dir", "-lock=0"], ["drift", "dir", "--no-lock"]),
+        (["graph", "--lock=false"], ["graph", "--no-lock"]),
+        (["--chdir", "infra", "plan", "-lock=false"], ["--chdir", "infra", "plan", "--no-lock"]),
+        (
+            ["-chdir=infra", "--no-color", "plan", "-lock=FALSE"],
+            ["--chdir=infra", "--no-color", "plan", "--no-lock"],
+        ),
+    ],
+)
+def test_lock_false_reads_without_the_lock_where_nothing_changes(
+    typed: list[str], read: list[str]
+) -> None:
+    assert terraform_spellings(typed) == read
+
+
+def test_a_directory_named_like_a_command_is_not_the_command() -> None:
+    with pytest.raises(PoolformError, match="always takes the state lock"):
+        terraform_spellings(["--chdir", "plan", "apply", "-lock=false"])
 
 
 @pytest.mark.parametrize("typed", ["-refresh=maybe", "-lock=sometimes"])
