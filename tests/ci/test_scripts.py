@@ -123,10 +123,10 @@ def test_the_reviewed_plan_is_fetched_from_the_artifact_without_sending_the_toke
 ) -> None:
     number = github.open_thread("change", pull=True, head=COMMIT)
     github.upload_artifact(
-        f"poolform-plan-pr{number}-{COMMIT[:39]}0", {"plan.bin": b"other"}, 1, COMMIT
+        f"poolform-plan-capacity-pr{number}-{COMMIT[:39]}0", {"plan.bin": b"other"}, 1, COMMIT
     )
     github.upload_artifact(
-        f"poolform-plan-pr{number}-{COMMIT}", {"plan.bin": b"reviewed"}, 2, COMMIT
+        f"poolform-plan-capacity-pr{number}-{COMMIT}", {"plan.bin": b"reviewed"}, 2, COMMIT
     )
     github.merge(number, MERGED)
     done = ci("fetch-plan", tmp_path, github_env(github, GITHUB_SHA=MERGED))
@@ -141,7 +141,9 @@ def test_an_expired_plan_applies_nothing_and_the_pull_request_is_told(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
     number = github.open_thread("change", pull=True, head=COMMIT)
-    github.upload_artifact(f"poolform-plan-pr{number}-{COMMIT}", {"plan.bin": b"old"}, 2, COMMIT)
+    github.upload_artifact(
+        f"poolform-plan-capacity-pr{number}-{COMMIT}", {"plan.bin": b"old"}, 2, COMMIT
+    )
     github.artifacts[-1].expired = True
     github.merge(number, MERGED)
     done = ci("fetch-plan", tmp_path, github_env(github, GITHUB_SHA=MERGED))

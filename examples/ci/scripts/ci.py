@@ -4,6 +4,7 @@
     python3 ci.py fetch-plan            download the plan reviewed on the merged pull request
     python3 ci.py apply-note --status N say on the merged pull request what the apply did
     python3 ci.py drift-issue --status N open, update or close the drift issue
+    python3 ci.py artifact-name         print the name of the pull request's plan artifact
 
 The shell scripts beside this file run poolform and leave its output in the working directory
 (poolform-plan.status/.md/.err, poolform-review.json, poolform-apply.log, poolform-drift.md);
@@ -79,7 +80,8 @@ def plan_comment(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str
     status = int(raw_status) if raw_status.lstrip("-").isdigit() else None
     if status == 0:
         if isinstance(forge, GitHub):
-            artifact = f"the artifact `{GitHub.artifact_name(number, context.commit)}`"
+            name = GitHub.artifact_name(context.directory, number, context.commit)
+            artifact = f"the artifact `{name}`"
         else:
             artifact = "this job's artifact"
         body = bodies.plan_comment(context, _read(workdir / "poolform-plan.md"), artifact)
@@ -156,11 +158,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="ci.py", description="The CI steps that talk to the code host."
     )
-    parser.add_argument("step", choices=["plan-comment", "fetch-plan", "apply-note", "drift-issue"])
+    parser.add_argument(
+        "step", choices=["plan-comment", "fetch-plan", "apply-note", "drift-issue", "artifact-name"]
+    )
     parser.add_argument("--status", type=int, default=0, help="poolform's exit status")
     args = parser.parse_args(argv)
     environ, workdir = os.environ, Path.cwd()
     try:
+        if args.step == "artifact-name":  # no API call: the plan step has no token
+            context = context_from(environ)
+            print(GitHub.artifact_name(context.directory, review_number(environ), context.commit))
+            return 0
         forge = forge_from(environ)
         if args.step == "plan-comment":
             said = plan_comment(forge, environ, workdir)

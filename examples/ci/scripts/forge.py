@@ -167,6 +167,7 @@ class GitHub:
             raise ForgeError("GITHUB_TOKEN is not set (pass `${{ github.token }}` to the step)")
         self.repo = f"/repos/{_required(environ, 'GITHUB_REPOSITORY')}"
         self.author = environ.get("POOLFORM_CI_AUTHOR") or "github-actions[bot]"
+        self.directory = environ.get("POOLFORM_DIR") or "capacity"
         self.http = Http(
             environ.get("GITHUB_API_URL") or "https://api.github.com",
             {
@@ -179,9 +180,13 @@ class GitHub:
         )
 
     @staticmethod
-    def artifact_name(number: int, head_sha: str) -> str:
-        """The same name the pull request workflow gives its upload-artifact step."""
-        return f"poolform-plan-pr{number}-{head_sha}"
+    def artifact_name(directory: str, number: int, head_sha: str) -> str:
+        """The name the pull request workflow's upload step gives the plan file (plan-for-review
+        writes it as the step's output `artifact`). It names the configuration directory: two
+        configurations' plans of one pull request are two artifacts, and each merge job fetches
+        its own (artifact names cannot hold `/`, hence the percent-encoding)."""
+        slug = urllib.parse.quote(directory.strip("/") or ".", safe="._-")
+        return f"poolform-plan-{slug}-pr{number}-{head_sha}"
 
     def review_name(self, number: int) -> str:
         return f"pull request #{number}"
@@ -213,7 +218,9 @@ class GitHub:
         return Review(int(chosen[0]["number"]), str(chosen[0]["head"]["sha"]))
 
     def reviewed_plan(self, review: Review) -> bytes | None:
-        name = urllib.parse.quote(self.artifact_name(review.number, review.head_sha))
+        name = urllib.parse.quote(
+            self.artifact_name(self.directory, review.number, review.head_sha), safe=""
+        )
         found = self.http.call("GET", f"{self.repo}/actions/artifacts?name={name}&per_page={PAGE}")
         for artifact in found.get("artifacts", []):  # newest first
             if artifact.get("expired"):
