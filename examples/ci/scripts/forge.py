@@ -223,7 +223,11 @@ class GitHub:
         )
         found = self.http.call("GET", f"{self.repo}/actions/artifacts?name={name}&per_page={PAGE}")
         for artifact in found.get("artifacts", []):  # newest first
-            if artifact.get("expired"):
+            # Only what a run of the reviewed commit uploaded: any workflow run in the
+            # repository may upload an artifact of this name (a branch's own workflow, for
+            # someone else's pull request), and the newest would otherwise win.
+            run = artifact.get("workflow_run") or {}
+            if artifact.get("expired") or run.get("head_sha") != review.head_sha:
                 continue
             archive = self.http.raw("GET", f"{self.repo}/actions/artifacts/{artifact['id']}/zip")
             with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
