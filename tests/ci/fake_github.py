@@ -106,6 +106,7 @@ class FakeGitHub(FakeApi):
             route("GET", rf"{repo}/issues/(\d+)/comments", self._comments),
             route("POST", rf"{repo}/issues/(\d+)/comments", self._add_comment),
             route("PATCH", rf"{repo}/issues/comments/(\d+)", self._edit_comment),
+            route("GET", rf"{repo}/pulls/(\d+)", self._pull),
             route("GET", rf"{repo}/commits/([0-9a-f]{{40}})/pulls", self._pulls_of_commit),
             route("GET", rf"{repo}/actions/artifacts", self._artifacts),
             route("GET", rf"{repo}/actions/artifacts/(\d+)/zip", self._artifact_zip),
@@ -143,6 +144,14 @@ class FakeGitHub(FakeApi):
                     comment.body, comment.edits = body, comment.edits + 1
                     return Response(200, {"id": comment.id, "body": body})
         return Response(404, {"message": "Not Found"})
+
+    def _pull(self, request: Request, match: re.Match[str]) -> Response:
+        thread = self.threads.get(int(match[1]))
+        if thread is None or not thread.is_pull:
+            return Response(404, {"message": "Not Found"})
+        return Response(
+            200, {"number": thread.number, "state": thread.state, "head": {"sha": thread.head_sha}}
+        )
 
     def _pulls_of_commit(self, request: Request, match: re.Match[str]) -> Response:
         sha = match[1]

@@ -76,6 +76,15 @@ def _read(path: Path) -> str:
 def plan_comment(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
     context = context_from(environ)
     number = review_number(environ)
+    # A run of an older commit (re-run by hand, or finishing after a newer push's) must not
+    # replace the newer commit's plan in the comment: the merge applies the last commit's plan,
+    # and the comment is what reviewers approve.
+    head = forge.review_head(number)
+    if context.commit and head != context.commit:
+        return (
+            f"{forge.review_name(number)} is now at commit {bodies.short(head)}: this run's plan "
+            f"of {bodies.short(context.commit)} is outdated and was not posted"
+        )
     raw_status = _read(workdir / "poolform-plan.status").strip()
     status = int(raw_status) if raw_status.lstrip("-").isdigit() else None
     if status == 0:

@@ -65,6 +65,7 @@ class Review:
 
 class Forge(Protocol):
     def review_name(self, number: int) -> str: ...
+    def review_head(self, number: int) -> str: ...
     def notes(self, review: int) -> Iterator[Note]: ...
     def add_note(self, review: int, body: str) -> None: ...
     def edit_note(self, review: int, note: int, body: str) -> None: ...
@@ -191,6 +192,10 @@ class GitHub:
     def review_name(self, number: int) -> str:
         return f"pull request #{number}"
 
+    def review_head(self, number: int) -> str:
+        """The pull request's last commit, now."""
+        return str(self.http.call("GET", f"{self.repo}/pulls/{number}")["head"]["sha"])
+
     def notes(self, review: int) -> Iterator[Note]:
         for item in self.http.pages(f"{self.repo}/issues/{review}/comments"):
             if self._own(item):
@@ -277,6 +282,10 @@ class GitLab:
 
     def review_name(self, number: int) -> str:
         return f"merge request !{number}"
+
+    def review_head(self, number: int) -> str:
+        """The merge request's last commit, now."""
+        return str(self.http.call("GET", f"{self.project}/merge_requests/{number}")["sha"])
 
     def notes(self, review: int) -> Iterator[Note]:
         path = f"{self.project}/merge_requests/{review}/notes?sort=asc&order_by=created_at"
