@@ -112,7 +112,7 @@ def apply_note(context: Context, status: int, log: str, review: str) -> str:
         f"{head}\n### :x: The merge did not apply the reviewed plan\n\n"
         f"`poolform apply` of the plan reviewed on {review} exited {status} on merge commit "
         f"`{short(context.commit)}`:\n\n"
-        f"{fenced(tail(log))}\n\n"
+        f"{fenced(clipped(tail(log)))}\n\n"  # forty lines can be long ones
         "A plan refused as stale applies nothing: the state or the configuration moved since "
         "the review. To re-plan, open a pull request that touches "
         f"`{context.directory}/` (a comment line is enough): its plan is computed against the "
