@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.ci.fake_github import FakeGitHub
-from tests.ci.test_scripts import COMMIT, MERGED, ci, github_env
+from tests.ci.test_scripts import COMMIT, MERGED, ci, github_env, reviewed_on_github
 
 OTHER = "c" * 40
 
@@ -16,7 +16,7 @@ OTHER = "c" * 40
 def test_an_artifact_of_the_right_name_from_a_run_of_another_commit_is_not_applied(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
-    number = github.open_thread("change", pull=True, head=COMMIT)
+    number = reviewed_on_github(github)
     name = f"poolform-plan-capacity-pr{number}-{COMMIT}"
     github.upload_artifact(name, {"plan.bin": b"reviewed"}, 1, COMMIT)
     github.upload_artifact(name, {"plan.bin": b"planted"}, 2, OTHER)  # newer, another commit's run
@@ -29,7 +29,7 @@ def test_an_artifact_of_the_right_name_from_a_run_of_another_commit_is_not_appli
 def test_only_artifacts_of_other_commits_runs_mean_no_reviewed_plan(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
-    number = github.open_thread("change", pull=True, head=COMMIT)
+    number = reviewed_on_github(github)
     github.upload_artifact(
         f"poolform-plan-capacity-pr{number}-{COMMIT}", {"plan.bin": b"planted"}, 2, OTHER
     )

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ci.fake_github import REPO, FakeGitHub
-from tests.ci.fake_gitlab import PROJECT_ID, FakeGitLab, Job
+from tests.ci.fake_github import BOT, REPO, FakeGitHub
+from tests.ci.fake_gitlab import BOT_ID, PROJECT_ID, FakeGitLab, Job
 from tests.ci.readme_example import scripts_module
 from tests.ci.team import EXAMPLES
 
@@ -56,6 +56,16 @@ def gitlab_env(gitlab: FakeGitLab, **more: str) -> dict[str, str]:
         "CI_JOB_URL": f"{gitlab.url}/-/jobs/1",
         **more,
     }
+
+
+PLAN_COMMENT = "<!-- poolform-ci: plan capacity -->\n### poolform plan: 1 to add\n"
+
+
+def reviewed_on_github(github: FakeGitHub) -> int:
+    """A pull request at COMMIT with the workflow's plan comment, as its plan job leaves it."""
+    number = github.open_thread("change", pull=True, head=COMMIT)
+    github.human_comment(number, PLAN_COMMENT, author=BOT)
+    return number
 
 
 def planned(workdir: Path, markdown: str) -> Path:
@@ -121,7 +131,7 @@ def test_gitlab_notes_skip_system_notes_and_are_edited_in_place(
 def test_the_reviewed_plan_is_fetched_from_the_artifact_without_sending_the_token_to_storage(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
-    number = github.open_thread("change", pull=True, head=COMMIT)
+    number = reviewed_on_github(github)
     github.upload_artifact(
         f"poolform-plan-capacity-pr{number}-{COMMIT[:39]}0", {"plan.bin": b"other"}, 1, COMMIT
     )
@@ -140,7 +150,7 @@ def test_the_reviewed_plan_is_fetched_from_the_artifact_without_sending_the_toke
 def test_an_expired_plan_applies_nothing_and_the_pull_request_is_told(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
-    number = github.open_thread("change", pull=True, head=COMMIT)
+    number = reviewed_on_github(github)
     github.upload_artifact(
         f"poolform-plan-capacity-pr{number}-{COMMIT}", {"plan.bin": b"old"}, 2, COMMIT
     )
@@ -150,7 +160,7 @@ def test_an_expired_plan_applies_nothing_and_the_pull_request_is_told(
     assert done.returncode == 1
     assert "expired" in done.stderr and "Nothing was applied; re-plan" in done.stderr
     assert not (tmp_path / "plan.bin").exists()
-    (note,) = github.threads[number].comments
+    (note,) = [c for c in github.threads[number].comments if "poolform-ci: apply" in c.body]
     assert note.body.startswith("<!-- poolform-ci: apply capacity -->")
     assert "no reviewed plan" in note.body
 
@@ -159,6 +169,7 @@ def test_gitlab_fetches_the_plan_job_artifact_of_the_merge_requests_last_commit(
     tmp_path: Path, gitlab: FakeGitLab
 ) -> None:
     iid = gitlab.open_merge_request(COMMIT)
+    gitlab.human_note(iid, PLAN_COMMENT, author=BOT_ID)  # the plan job's note
     older = gitlab.new_pipeline("c" * 40, iid)
     older.jobs.append(Job(gitlab.next_id(), "poolform-plan", "success", {"plan.bin": b"older"}))
     latest = gitlab.new_pipeline(COMMIT, iid)

@@ -121,11 +121,14 @@ def apply_note(context: Context, status: int, log: str, review: str) -> str:
     )
 
 
-def missing_plan_note(context: Context, review: str, reason: str) -> str:
-    """The note on a merged pull/merge request whose reviewed plan cannot be found."""
+def missing_plan_note(
+    context: Context, review: str, reason: str, what: str = "no reviewed plan"
+) -> str:
+    """The note on a merged pull/merge request whose reviewed plan cannot be found (or
+    trusted: `what`)."""
     return (
         f"{marker('apply', context.directory)}\n"
-        "### :x: The merge did not apply: no reviewed plan\n\n"
+        f"### :x: The merge did not apply: {what}\n\n"
         f"{reason}\n\n"
         f"Nothing was applied for {review}. To re-plan, open a pull request that touches "
         f"`{context.directory}/`: its plan is reviewed and applied when it is merged. "

@@ -109,6 +109,7 @@ def fetch_plan(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
             f"{context.directory}/ must come through a pull request: re-plan there."
         )
     name = forge.review_name(review.number)
+    refuse_edited_comment(forge, review, name, context)
     plan = forge.reviewed_plan(review)
     if plan is None:
         reason = (
@@ -126,6 +127,32 @@ def fetch_plan(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
     record = {"number": review.number, "head_sha": review.head_sha, "name": name}
     (workdir / REVIEW_FILE).write_text(json.dumps(record) + "\n")
     return f"fetched the plan reviewed on {name} (commit {bodies.short(review.head_sha)})"
+
+
+def refuse_edited_comment(forge: Forge, review: Review, name: str, context: Context) -> None:
+    """The plan comment is what reviewers approved: when it is gone (deleted, perhaps for a
+    look-alike someone else posted) or someone else edited it last (GitHub lets anyone with
+    write access edit or delete any comment), the approval may be of another text than the
+    saved plan, so nothing is applied."""
+    mark = bodies.marker("plan", context.directory)
+    comment = next((n for n in forge.notes(review.number) if n.body.startswith(mark)), None)
+    if comment is None:
+        reason = f"{name} has no plan comment of this workflow: reviewers did not see its plan."
+    else:
+        editor = forge.foreign_editor(comment)
+        if editor is None:
+            return
+        reason = (
+            f"The plan comment on {name} was last edited by {editor}, not by this workflow: "
+            "the plan reviewers approved may not be the plan saved for the merge."
+        )
+    upsert_note(
+        forge,
+        review.number,
+        bodies.marker("apply", context.directory),
+        bodies.missing_plan_note(context, name, reason, "the plan comment is not the workflow's"),
+    )
+    raise ForgeError(f"{reason} Nothing was applied; re-plan.")
 
 
 def apply_note(forge: Forge, environ: Mapping[str, str], workdir: Path, status: int) -> str:

@@ -47,6 +47,7 @@ class ForgeError(Exception):
 class Note:
     id: int
     body: str
+    node_id: str = ""  # GitHub's GraphQL id
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,7 @@ class Forge(Protocol):
     def review_name(self, number: int) -> str: ...
     def review_head(self, number: int) -> str: ...
     def notes(self, review: int) -> Iterator[Note]: ...
+    def foreign_editor(self, note: Note) -> str | None: ...
     def add_note(self, review: int, body: str) -> None: ...
     def edit_note(self, review: int, note: int, body: str) -> None: ...
     def merged_review(self, commit: str) -> Review | None: ...
@@ -91,8 +93,9 @@ class Http:
         self.host = host
         self._opener = urllib.request.build_opener(_NoRedirect)
 
-    def call(self, method: str, path: str, body: object = None) -> Any:
-        data = self.raw(method, path, body)
+    def call(self, method: str, path: str, body: object = None, *, query: bool = False) -> Any:
+        """`query`: a POST that changes nothing (GraphQL), retried like a GET."""
+        data = self.raw(method, path, body, query=query)
         try:
             return json.loads(data) if data else None
         except ValueError:
@@ -108,13 +111,13 @@ class Http:
                 return
             page += 1
 
-    def raw(self, method: str, path: str, body: object = None) -> bytes:
+    def raw(self, method: str, path: str, body: object = None, *, query: bool = False) -> bytes:
         data = None if body is None else json.dumps(body).encode()
         headers = {**self.headers, **({"Content-Type": "application/json"} if data else {})}
         request = urllib.request.Request(
             self.base + path, data=data, headers=headers, method=method
         )
-        attempts = 1 if method == "POST" else ATTEMPTS
+        attempts = 1 if method == "POST" and not query else ATTEMPTS
         for attempt in range(1, attempts + 1):
             try:
                 with self._opener.open(request, timeout=60) as response:
@@ -169,15 +172,18 @@ class GitHub:
         self.repo = f"/repos/{_required(environ, 'GITHUB_REPOSITORY')}"
         self.author = environ.get("POOLFORM_CI_AUTHOR") or "github-actions[bot]"
         self.directory = environ.get("POOLFORM_DIR") or "capacity"
-        self.http = Http(
-            environ.get("GITHUB_API_URL") or "https://api.github.com",
-            {
-                "Authorization": f"Bearer {token}",
-                "Accept": "application/vnd.github+json",
-                "X-GitHub-Api-Version": "2022-11-28",
-                "User-Agent": "poolform-ci",
-            },
-            "GitHub",
+        api = environ.get("GITHUB_API_URL") or "https://api.github.com"
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": "poolform-ci",
+        }
+        self.http = Http(api, headers, "GitHub")
+        # GitHub Actions sets GITHUB_GRAPHQL_URL (on GitHub Enterprise Server it is not under
+        # the REST API's URL).
+        self.graphql = Http(
+            environ.get("GITHUB_GRAPHQL_URL") or f"{api}/graphql", headers, "GitHub"
         )
 
     @staticmethod
@@ -199,10 +205,26 @@ class GitHub:
     def notes(self, review: int) -> Iterator[Note]:
         for item in self.http.pages(f"{self.repo}/issues/{review}/comments"):
             if self._own(item):
-                yield Note(int(item["id"]), str(item.get("body") or ""))
+                yield Note(int(item["id"]), str(item.get("body") or ""), str(item["node_id"]))
 
     def _own(self, item: Mapping[str, Any]) -> bool:
         return bool((item.get("user") or {}).get("login") == self.author)
+
+    def foreign_editor(self, note: Note) -> str | None:
+        """Who last edited the workflow's comment, when not the workflow itself: anyone with
+        write access may edit any comment. Only GraphQL tells the editor (REST does not);
+        it names a bot by its login without `[bot]`."""
+        query = "query($id: ID!) { node(id: $id) { ... on IssueComment { editor { login } } } }"
+        answer = self.graphql.call(
+            "POST", "", {"query": query, "variables": {"id": note.node_id}}, query=True
+        )
+        if answer.get("errors") or not answer.get("data", {}).get("node"):
+            raise ForgeError(f"GitHub GraphQL: comment {note.id}: {answer.get('errors')}")
+        editor = answer["data"]["node"].get("editor")
+        login = str(editor["login"]) if editor else None
+        if login is None or login in (self.author, self.author.removesuffix("[bot]")):
+            return None
+        return login
 
     def add_note(self, review: int, body: str) -> None:
         self.http.call("POST", f"{self.repo}/issues/{review}/comments", {"body": body})
@@ -292,6 +314,11 @@ class GitLab:
         for item in self.http.pages(path):
             if not item.get("system") and self._own(item):
                 yield Note(int(item["id"]), str(item.get("body") or ""))
+
+    def foreign_editor(self, note: Note) -> str | None:
+        """GitLab's API does not say who edited a note (a Maintainer may edit anyone's): not
+        checked here (see examples/ci/README.md)."""
+        return None
 
     def _own(self, item: Mapping[str, Any]) -> bool:
         if self._user is None:
