@@ -62,6 +62,25 @@ def test_a_deleted_plan_comment_with_a_look_alike_in_its_place_is_not_applied(
     assert "no plan comment of this workflow" in merged.output
 
 
+def test_a_plan_comment_left_at_an_older_commit_is_not_applied(
+    flow: GitHubFlow, team: Team, github: FakeGitHub
+) -> None:
+    change, planned = flow.open("grow", {f"{CONFIG}/gpus.yaml": resource_pool("gpus", 24)})
+    assert planned.conclusion == "success", planned.output
+    github.outages["PATCH"] = [502, 502, 502]  # the push's plan is saved, its comment is not
+    pushed = flow.push(change, {f"{CONFIG}/gpus.yaml": None})
+    assert pushed.step("Keep the plan file for the merge").conclusion == "success"
+    assert pushed.step("Comment on the pull request").conclusion == "failure"
+    (comment,) = flow.thread(change).comments
+    assert change.head not in comment.body  # still the first commit's plan
+    before = team.state()
+
+    merged = flow.merge(change)
+    assert merged.conclusion == "failure"
+    assert team.state() == before, "the last commit's plan, never shown, is not applied"
+    assert "not of its last commit" in merged.output
+
+
 def test_a_plan_comment_the_workflow_edited_itself_is_applied(flow: GitHubFlow, team: Team) -> None:
     change, planned = flow.open("grow", {f"{CONFIG}/gpus.yaml": resource_pool("gpus", 24)})
     pushed = flow.push(change, {f"{CONFIG}/gpus.yaml": resource_pool("gpus", 32)})

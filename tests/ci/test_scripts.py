@@ -58,7 +58,10 @@ def gitlab_env(gitlab: FakeGitLab, **more: str) -> dict[str, str]:
     }
 
 
-PLAN_COMMENT = "<!-- poolform-ci: plan capacity -->\n### poolform plan: 1 to add\n"
+PLAN_COMMENT = (
+    "<!-- poolform-ci: plan capacity -->\n### poolform plan: 1 to add\n\n"
+    f"For `pull request #1`, computed at commit `{COMMIT}` against state serial 4.\n"
+)
 
 
 def reviewed_on_github(github: FakeGitHub) -> int:

@@ -131,13 +131,18 @@ def fetch_plan(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
 
 def refuse_edited_comment(forge: Forge, review: Review, name: str, context: Context) -> None:
     """The plan comment is what reviewers approved: when it is gone (deleted, perhaps for a
-    look-alike someone else posted) or someone else edited it last (GitHub lets anyone with
-    write access edit or delete any comment), the approval may be of another text than the
-    saved plan, so nothing is applied."""
+    look-alike someone else posted), is of another commit than the saved plan, or someone else
+    edited it last (GitHub lets anyone with write access edit or delete any comment), the
+    approval may be of another text than the saved plan, so nothing is applied."""
     mark = bodies.marker("plan", context.directory)
     comment = next((n for n in forge.notes(review.number) if n.body.startswith(mark)), None)
     if comment is None:
         reason = f"{name} has no plan comment of this workflow: reviewers did not see its plan."
+    elif review.head_sha not in comment.body:  # its plan job saved the plan, then failed to post
+        reason = (
+            f"The plan comment on {name} is not of its last commit "
+            f"`{bodies.short(review.head_sha)}`: reviewers did not see the plan saved for it."
+        )
     else:
         editor = forge.foreign_editor(comment)
         if editor is None:
