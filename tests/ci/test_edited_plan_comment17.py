@@ -89,3 +89,14 @@ def test_a_plan_comment_the_workflow_edited_itself_is_applied(flow: GitHubFlow, 
     merged = flow.merge(change)
     assert merged.conclusion == "success", merged.output
     assert team.records()["resource_pool.gpus"]["capacity"]["gpu"] == 32
+
+
+def test_a_merge_whose_last_plan_failed_says_there_is_no_saved_plan(
+    flow: GitHubFlow, team: Team
+) -> None:
+    broken = resource_pool("gpus", 16).replace("capacity:", "capacty:")
+    change, failed = flow.open("typo", {f"{CONFIG}/gpus.yaml": broken})
+    assert failed.conclusion == "failure"
+    merged = flow.merge(change)
+    assert merged.conclusion == "failure"
+    assert "No saved plan of pull request" in merged.output

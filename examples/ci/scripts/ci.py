@@ -138,7 +138,7 @@ def refuse_edited_comment(forge: Forge, review: Review, name: str, context: Cont
     comment = next((n for n in forge.notes(review.number) if n.body.startswith(mark)), None)
     if comment is None:
         reason = f"{name} has no plan comment of this workflow: reviewers did not see its plan."
-    elif review.head_sha not in comment.body:  # its plan job saved the plan, then failed to post
+    elif bodies.short(review.head_sha) not in comment.body:  # saved the plan, failed to post it
         reason = (
             f"The plan comment on {name} is not of its last commit "
             f"`{bodies.short(review.head_sha)}`: reviewers did not see the plan saved for it."
