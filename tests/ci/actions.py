@@ -93,6 +93,10 @@ def triggered(workflow: Mapping[str, Any], event: Event) -> bool:
         branch = event.ref.removeprefix("refs/heads/")
         if "branches" in spec and branch not in spec["branches"]:
             return False
+    if event.name == "pull_request":  # a pull request's `branches` filter is its base branch
+        base = event.payload["pull_request"].get("base", {}).get("ref", "main")
+        if "branches" in spec and base not in spec["branches"]:
+            return False
     return "paths" not in spec or matches_any(event.changed, spec["paths"])
 
 

@@ -26,6 +26,11 @@ class Comment:
     body: str
     edits: int = 0
     author: str = BOT
+    editor: str | None = None  # who edited it last (GraphQL's `editor`), as a REST login
+
+    @property
+    def node_id(self) -> str:
+        return f"IC_{self.id}"
 
 
 @dataclass
@@ -79,6 +84,13 @@ class FakeGitHub(FakeApi):
         with self.lock:
             self.threads[number].comments.append(Comment(self._next_id(), body, author=author))
 
+    def human_edit(self, number: int, marker: str, body: str, editor: str = HUMAN) -> None:
+        """Someone with write access edits the comment that starts with `marker` (GitHub lets
+        them edit anyone's), as the web page does: no API call of the workflow's token."""
+        with self.lock:
+            comment = next(c for c in self.threads[number].comments if c.body.startswith(marker))
+            comment.body, comment.edits, comment.editor = body, comment.edits + 1, editor
+
     def merge(self, number: int, merge_sha: str) -> None:
         with self.lock:
             pull = self.threads[number]
@@ -103,9 +115,11 @@ class FakeGitHub(FakeApi):
     def routes(self) -> list[Route]:
         repo = f"/repos/{re.escape(REPO)}"
         return [
+            route("POST", r"/graphql", self._graphql),
             route("GET", rf"{repo}/issues/(\d+)/comments", self._comments),
             route("POST", rf"{repo}/issues/(\d+)/comments", self._add_comment),
             route("PATCH", rf"{repo}/issues/comments/(\d+)", self._edit_comment),
+            route("GET", rf"{repo}/pulls/(\d+)", self._pull),
             route("GET", rf"{repo}/commits/([0-9a-f]{{40}})/pulls", self._pulls_of_commit),
             route("GET", rf"{repo}/actions/artifacts", self._artifacts),
             route("GET", rf"{repo}/actions/artifacts/(\d+)/zip", self._artifact_zip),
@@ -119,7 +133,10 @@ class FakeGitHub(FakeApi):
         thread = self.threads.get(int(match[1]))
         if thread is None:
             return Response(404, {"message": "Not Found"})
-        items = [{"id": c.id, "body": c.body, "user": {"login": c.author}} for c in thread.comments]
+        items = [
+            {"id": c.id, "node_id": c.node_id, "body": c.body, "user": {"login": c.author}}
+            for c in thread.comments
+        ]
         return Response(200, page_of(items, request, 30))
 
     def _add_comment(self, request: Request, match: re.Match[str]) -> Response:
@@ -141,8 +158,30 @@ class FakeGitHub(FakeApi):
                     if len(body) >= 65_536:
                         return Response(422, {"message": "body is too long"})
                     comment.body, comment.edits = body, comment.edits + 1
+                    comment.editor = BOT
                     return Response(200, {"id": comment.id, "body": body})
         return Response(404, {"message": "Not Found"})
+
+    def _graphql(self, request: Request, match: re.Match[str]) -> Response:
+        """The one query the scripts make: a comment's last editor, by node id. GraphQL names a
+        bot by its login without `[bot]`."""
+        node_id = ((request.body or {}).get("variables") or {}).get("id")
+        for thread in self.threads.values():
+            for comment in thread.comments:
+                if comment.node_id == node_id:
+                    login = (comment.editor or "").removesuffix("[bot]")
+                    editor = {"login": login} if comment.editor else None
+                    return Response(200, {"data": {"node": {"editor": editor}}})
+        message = f"Could not resolve to a node with the global id of '{node_id}'"
+        return Response(200, {"data": {"node": None}, "errors": [{"message": message}]})
+
+    def _pull(self, request: Request, match: re.Match[str]) -> Response:
+        thread = self.threads.get(int(match[1]))
+        if thread is None or not thread.is_pull:
+            return Response(404, {"message": "Not Found"})
+        return Response(
+            200, {"number": thread.number, "state": thread.state, "head": {"sha": thread.head_sha}}
+        )
 
     def _pulls_of_commit(self, request: Request, match: re.Match[str]) -> Response:
         sha = match[1]

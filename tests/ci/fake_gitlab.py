@@ -120,6 +120,7 @@ class FakeGitLab(FakeApi):
         project = rf"/api/v4/projects/{PROJECT_ID}"
         return [
             route("GET", r"/api/v4/user", self._user),
+            route("GET", rf"{project}/merge_requests/(\d+)", self._merge_request),
             route("GET", rf"{project}/merge_requests/(\d+)/notes", self._notes),
             route("POST", rf"{project}/merge_requests/(\d+)/notes", self._add_note),
             route("PUT", rf"{project}/merge_requests/(\d+)/notes/(\d+)", self._edit_note),
@@ -139,6 +140,12 @@ class FakeGitLab(FakeApi):
 
     def _user(self, request: Request, match: re.Match[str]) -> Response:
         return Response(200, {"id": BOT_ID, "username": f"project_{PROJECT_ID}_bot"})
+
+    def _merge_request(self, request: Request, match: re.Match[str]) -> Response:
+        found = self.merge_requests.get(int(match[1]))
+        if found is None:
+            return Response(404, {"message": "404 Not found"})
+        return Response(200, {"iid": found.iid, "sha": found.sha, "state": found.state})
 
     def _notes(self, request: Request, match: re.Match[str]) -> Response:
         found = self.merge_requests.get(int(match[1]))

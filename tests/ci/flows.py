@@ -57,6 +57,7 @@ class GitHubFlow:
             "pull_request": {
                 "number": change.number,
                 "head": {"sha": change.head, "repo": {"full_name": "acme/capacity"}},
+                "base": {"ref": "main"},
             },
         }
         return actions.Event(

@@ -40,6 +40,7 @@ class Pipeline:
     merge_request: int | None = None
     changed: Sequence[str] = ()
     variables: Mapping[str, str] = field(default_factory=dict)  # e.g. a schedule's
+    target_branch: str = "main"  # a merge request pipeline's
 
 
 @dataclass
@@ -150,6 +151,7 @@ def predefined(pipeline: Pipeline, gitlab: FakeGitLab) -> dict[str, str]:
         values["CI_COMMIT_BRANCH"] = pipeline.branch
     if pipeline.merge_request is not None:
         values["CI_MERGE_REQUEST_IID"] = str(pipeline.merge_request)
+        values["CI_MERGE_REQUEST_TARGET_BRANCH_NAME"] = pipeline.target_branch
     return {**values, **pipeline.variables}
 
 

@@ -112,7 +112,7 @@ def render() -> str:
             *("--commit", COMMIT, "--label", label),
         )
     context = bodies.Context("capacity", COMMIT, RUN_URL)
-    artifact = f"the artifact `poolform-plan-pr{PULL_REQUEST}-{COMMIT}`"
+    artifact = f"the artifact `poolform-plan-capacity-pr{PULL_REQUEST}-{COMMIT}`"
     return str(bodies.plan_comment(context, markdown.replace(lineage, LINEAGE), artifact))
 
 

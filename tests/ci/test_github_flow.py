@@ -44,7 +44,7 @@ def test_a_pull_request_is_planned_on_every_push_in_one_comment_and_the_merge_ap
     assert POOLFORM_MARKER in first
     assert "1 to add, 1 to change, 0 to replace, 0 to destroy" in first
     assert change.head[:12] in first
-    assert flow.artifact(f"poolform-plan-pr{change.number}-{change.head}")
+    assert flow.artifact(f"poolform-plan-{CONFIG}-pr{change.number}-{change.head}")
 
     pushed = flow.push(change, {f"{CONFIG}/gpus.yaml": resource_pool("gpus", 32)})
     assert pushed.conclusion == "success", pushed.output
@@ -53,7 +53,7 @@ def test_a_pull_request_is_planned_on_every_push_in_one_comment_and_the_merge_ap
     assert comments[0].edits == 1
     second = comments[0].body
     assert "1 to add, 2 to change" in second and change.head[:12] in second
-    reviewed = flow.artifact(f"poolform-plan-pr{change.number}-{change.head}")
+    reviewed = flow.artifact(f"poolform-plan-{CONFIG}-pr{change.number}-{change.head}")
 
     before = team.records()
     merged = flow.merge(change)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.ci.fake_github import REPO, FakeGitHub
-from tests.ci.fake_gitlab import PROJECT_ID, FakeGitLab, Job
+from tests.ci.fake_github import BOT, REPO, FakeGitHub
+from tests.ci.fake_gitlab import BOT_ID, PROJECT_ID, FakeGitLab, Job
 from tests.ci.readme_example import scripts_module
 from tests.ci.team import EXAMPLES
 
@@ -56,6 +56,19 @@ def gitlab_env(gitlab: FakeGitLab, **more: str) -> dict[str, str]:
         "CI_JOB_URL": f"{gitlab.url}/-/jobs/1",
         **more,
     }
+
+
+PLAN_COMMENT = (
+    "<!-- poolform-ci: plan capacity -->\n### poolform plan: 1 to add\n\n"
+    f"For `pull request #1`, computed at commit `{COMMIT}` against state serial 4.\n"
+)
+
+
+def reviewed_on_github(github: FakeGitHub) -> int:
+    """A pull request at COMMIT with the workflow's plan comment, as its plan job leaves it."""
+    number = github.open_thread("change", pull=True, head=COMMIT)
+    github.human_comment(number, PLAN_COMMENT, author=BOT)
+    return number
 
 
 def planned(workdir: Path, markdown: str) -> Path:
@@ -121,12 +134,12 @@ def test_gitlab_notes_skip_system_notes_and_are_edited_in_place(
 def test_the_reviewed_plan_is_fetched_from_the_artifact_without_sending_the_token_to_storage(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
-    number = github.open_thread("change", pull=True, head=COMMIT)
+    number = reviewed_on_github(github)
     github.upload_artifact(
-        f"poolform-plan-pr{number}-{COMMIT[:39]}0", {"plan.bin": b"other"}, 1, COMMIT
+        f"poolform-plan-capacity-pr{number}-{COMMIT[:39]}0", {"plan.bin": b"other"}, 1, COMMIT
     )
     github.upload_artifact(
-        f"poolform-plan-pr{number}-{COMMIT}", {"plan.bin": b"reviewed"}, 2, COMMIT
+        f"poolform-plan-capacity-pr{number}-{COMMIT}", {"plan.bin": b"reviewed"}, 2, COMMIT
     )
     github.merge(number, MERGED)
     done = ci("fetch-plan", tmp_path, github_env(github, GITHUB_SHA=MERGED))
@@ -140,15 +153,17 @@ def test_the_reviewed_plan_is_fetched_from_the_artifact_without_sending_the_toke
 def test_an_expired_plan_applies_nothing_and_the_pull_request_is_told(
     tmp_path: Path, github: FakeGitHub
 ) -> None:
-    number = github.open_thread("change", pull=True, head=COMMIT)
-    github.upload_artifact(f"poolform-plan-pr{number}-{COMMIT}", {"plan.bin": b"old"}, 2, COMMIT)
+    number = reviewed_on_github(github)
+    github.upload_artifact(
+        f"poolform-plan-capacity-pr{number}-{COMMIT}", {"plan.bin": b"old"}, 2, COMMIT
+    )
     github.artifacts[-1].expired = True
     github.merge(number, MERGED)
     done = ci("fetch-plan", tmp_path, github_env(github, GITHUB_SHA=MERGED))
     assert done.returncode == 1
     assert "expired" in done.stderr and "Nothing was applied; re-plan" in done.stderr
     assert not (tmp_path / "plan.bin").exists()
-    (note,) = github.threads[number].comments
+    (note,) = [c for c in github.threads[number].comments if "poolform-ci: apply" in c.body]
     assert note.body.startswith("<!-- poolform-ci: apply capacity -->")
     assert "no reviewed plan" in note.body
 
@@ -157,6 +172,7 @@ def test_gitlab_fetches_the_plan_job_artifact_of_the_merge_requests_last_commit(
     tmp_path: Path, gitlab: FakeGitLab
 ) -> None:
     iid = gitlab.open_merge_request(COMMIT)
+    gitlab.human_note(iid, PLAN_COMMENT, author=BOT_ID)  # the plan job's note
     older = gitlab.new_pipeline("c" * 40, iid)
     older.jobs.append(Job(gitlab.next_id(), "poolform-plan", "success", {"plan.bin": b"older"}))
     latest = gitlab.new_pipeline(COMMIT, iid)

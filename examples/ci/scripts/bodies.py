@@ -112,7 +112,7 @@ def apply_note(context: Context, status: int, log: str, review: str) -> str:
         f"{head}\n### :x: The merge did not apply the reviewed plan\n\n"
         f"`poolform apply` of the plan reviewed on {review} exited {status} on merge commit "
         f"`{short(context.commit)}`:\n\n"
-        f"{fenced(tail(log))}\n\n"
+        f"{fenced(clipped(tail(log)))}\n\n"  # forty lines can be long ones
         "A plan refused as stale applies nothing: the state or the configuration moved since "
         "the review. To re-plan, open a pull request that touches "
         f"`{context.directory}/` (a comment line is enough): its plan is computed against the "
@@ -121,11 +121,14 @@ def apply_note(context: Context, status: int, log: str, review: str) -> str:
     )
 
 
-def missing_plan_note(context: Context, review: str, reason: str) -> str:
-    """The note on a merged pull/merge request whose reviewed plan cannot be found."""
+def missing_plan_note(
+    context: Context, review: str, reason: str, what: str = "no reviewed plan"
+) -> str:
+    """The note on a merged pull/merge request whose reviewed plan cannot be found (or
+    trusted: `what`)."""
     return (
         f"{marker('apply', context.directory)}\n"
-        "### :x: The merge did not apply: no reviewed plan\n\n"
+        f"### :x: The merge did not apply: {what}\n\n"
         f"{reason}\n\n"
         f"Nothing was applied for {review}. To re-plan, open a pull request that touches "
         f"`{context.directory}/`: its plan is reviewed and applied when it is merged. "

@@ -4,6 +4,7 @@
     python3 ci.py fetch-plan            download the plan reviewed on the merged pull request
     python3 ci.py apply-note --status N say on the merged pull request what the apply did
     python3 ci.py drift-issue --status N open, update or close the drift issue
+    python3 ci.py artifact-name         print the name of the pull request's plan artifact
 
 The shell scripts beside this file run poolform and leave its output in the working directory
 (poolform-plan.status/.md/.err, poolform-review.json, poolform-apply.log, poolform-drift.md);
@@ -75,11 +76,21 @@ def _read(path: Path) -> str:
 def plan_comment(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
     context = context_from(environ)
     number = review_number(environ)
+    # A run of an older commit (re-run by hand, or finishing after a newer push's) must not
+    # replace the newer commit's plan in the comment: the merge applies the last commit's plan,
+    # and the comment is what reviewers approve.
+    head = forge.review_head(number)
+    if context.commit and head != context.commit:
+        return (
+            f"{forge.review_name(number)} is now at commit {bodies.short(head)}: this run's plan "
+            f"of {bodies.short(context.commit)} is outdated and was not posted"
+        )
     raw_status = _read(workdir / "poolform-plan.status").strip()
     status = int(raw_status) if raw_status.lstrip("-").isdigit() else None
     if status == 0:
         if isinstance(forge, GitHub):
-            artifact = f"the artifact `{GitHub.artifact_name(number, context.commit)}`"
+            name = GitHub.artifact_name(context.directory, number, context.commit)
+            artifact = f"the artifact `{name}`"
         else:
             artifact = "this job's artifact"
         body = bodies.plan_comment(context, _read(workdir / "poolform-plan.md"), artifact)
@@ -98,6 +109,7 @@ def fetch_plan(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
             f"{context.directory}/ must come through a pull request: re-plan there."
         )
     name = forge.review_name(review.number)
+    refuse_edited_comment(forge, review, name, context)
     plan = forge.reviewed_plan(review)
     if plan is None:
         reason = (
@@ -115,6 +127,37 @@ def fetch_plan(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
     record = {"number": review.number, "head_sha": review.head_sha, "name": name}
     (workdir / REVIEW_FILE).write_text(json.dumps(record) + "\n")
     return f"fetched the plan reviewed on {name} (commit {bodies.short(review.head_sha)})"
+
+
+def refuse_edited_comment(forge: Forge, review: Review, name: str, context: Context) -> None:
+    """The plan comment is what reviewers approved: when it is gone (deleted, perhaps for a
+    look-alike someone else posted), is of another commit than the saved plan, or someone else
+    edited it last (GitHub lets anyone with write access edit or delete any comment), the
+    approval may be of another text than the saved plan, so nothing is applied."""
+    mark = bodies.marker("plan", context.directory)
+    comment = next((n for n in forge.notes(review.number) if n.body.startswith(mark)), None)
+    if comment is None:
+        reason = f"{name} has no plan comment of this workflow: reviewers did not see its plan."
+    elif bodies.short(review.head_sha) not in comment.body:  # saved the plan, failed to post it
+        reason = (
+            f"The plan comment on {name} is not of its last commit "
+            f"`{bodies.short(review.head_sha)}`: reviewers did not see the plan saved for it."
+        )
+    else:
+        editor = forge.foreign_editor(comment)
+        if editor is None:
+            return
+        reason = (
+            f"The plan comment on {name} was last edited by {editor}, not by this workflow: "
+            "the plan reviewers approved may not be the plan saved for the merge."
+        )
+    upsert_note(
+        forge,
+        review.number,
+        bodies.marker("apply", context.directory),
+        bodies.missing_plan_note(context, name, reason, "the plan comment is not the workflow's"),
+    )
+    raise ForgeError(f"{reason} Nothing was applied; re-plan.")
 
 
 def apply_note(forge: Forge, environ: Mapping[str, str], workdir: Path, status: int) -> str:
@@ -156,11 +199,17 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="ci.py", description="The CI steps that talk to the code host."
     )
-    parser.add_argument("step", choices=["plan-comment", "fetch-plan", "apply-note", "drift-issue"])
+    parser.add_argument(
+        "step", choices=["plan-comment", "fetch-plan", "apply-note", "drift-issue", "artifact-name"]
+    )
     parser.add_argument("--status", type=int, default=0, help="poolform's exit status")
     args = parser.parse_args(argv)
     environ, workdir = os.environ, Path.cwd()
     try:
+        if args.step == "artifact-name":  # no API call: the plan step has no token
+            context = context_from(environ)
+            print(GitHub.artifact_name(context.directory, review_number(environ), context.commit))
+            return 0
         forge = forge_from(environ)
         if args.step == "plan-comment":
             said = plan_comment(forge, environ, workdir)

@@ -47,6 +47,7 @@ class ForgeError(Exception):
 class Note:
     id: int
     body: str
+    node_id: str = ""  # GitHub's GraphQL id
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,9 @@ class Review:
 
 class Forge(Protocol):
     def review_name(self, number: int) -> str: ...
+    def review_head(self, number: int) -> str: ...
     def notes(self, review: int) -> Iterator[Note]: ...
+    def foreign_editor(self, note: Note) -> str | None: ...
     def add_note(self, review: int, body: str) -> None: ...
     def edit_note(self, review: int, note: int, body: str) -> None: ...
     def merged_review(self, commit: str) -> Review | None: ...
@@ -90,8 +93,9 @@ class Http:
         self.host = host
         self._opener = urllib.request.build_opener(_NoRedirect)
 
-    def call(self, method: str, path: str, body: object = None) -> Any:
-        data = self.raw(method, path, body)
+    def call(self, method: str, path: str, body: object = None, *, query: bool = False) -> Any:
+        """`query`: a POST that changes nothing (GraphQL), retried like a GET."""
+        data = self.raw(method, path, body, query=query)
         try:
             return json.loads(data) if data else None
         except ValueError:
@@ -107,13 +111,13 @@ class Http:
                 return
             page += 1
 
-    def raw(self, method: str, path: str, body: object = None) -> bytes:
+    def raw(self, method: str, path: str, body: object = None, *, query: bool = False) -> bytes:
         data = None if body is None else json.dumps(body).encode()
         headers = {**self.headers, **({"Content-Type": "application/json"} if data else {})}
         request = urllib.request.Request(
             self.base + path, data=data, headers=headers, method=method
         )
-        attempts = 1 if method == "POST" else ATTEMPTS
+        attempts = 1 if method == "POST" and not query else ATTEMPTS
         for attempt in range(1, attempts + 1):
             try:
                 with self._opener.open(request, timeout=60) as response:
@@ -167,32 +171,60 @@ class GitHub:
             raise ForgeError("GITHUB_TOKEN is not set (pass `${{ github.token }}` to the step)")
         self.repo = f"/repos/{_required(environ, 'GITHUB_REPOSITORY')}"
         self.author = environ.get("POOLFORM_CI_AUTHOR") or "github-actions[bot]"
-        self.http = Http(
-            environ.get("GITHUB_API_URL") or "https://api.github.com",
-            {
-                "Authorization": f"Bearer {token}",
-                "Accept": "application/vnd.github+json",
-                "X-GitHub-Api-Version": "2022-11-28",
-                "User-Agent": "poolform-ci",
-            },
-            "GitHub",
+        self.directory = environ.get("POOLFORM_DIR") or "capacity"
+        api = environ.get("GITHUB_API_URL") or "https://api.github.com"
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": "2022-11-28",
+            "User-Agent": "poolform-ci",
+        }
+        self.http = Http(api, headers, "GitHub")
+        # GitHub Actions sets GITHUB_GRAPHQL_URL (on GitHub Enterprise Server it is not under
+        # the REST API's URL).
+        self.graphql = Http(
+            environ.get("GITHUB_GRAPHQL_URL") or f"{api}/graphql", headers, "GitHub"
         )
 
     @staticmethod
-    def artifact_name(number: int, head_sha: str) -> str:
-        """The same name the pull request workflow gives its upload-artifact step."""
-        return f"poolform-plan-pr{number}-{head_sha}"
+    def artifact_name(directory: str, number: int, head_sha: str) -> str:
+        """The name the pull request workflow's upload step gives the plan file (plan-for-review
+        writes it as the step's output `artifact`). It names the configuration directory: two
+        configurations' plans of one pull request are two artifacts, and each merge job fetches
+        its own (artifact names cannot hold `/`, hence the percent-encoding)."""
+        slug = urllib.parse.quote(directory.strip("/") or ".", safe="._-")
+        return f"poolform-plan-{slug}-pr{number}-{head_sha}"
 
     def review_name(self, number: int) -> str:
         return f"pull request #{number}"
 
+    def review_head(self, number: int) -> str:
+        """The pull request's last commit, now."""
+        return str(self.http.call("GET", f"{self.repo}/pulls/{number}")["head"]["sha"])
+
     def notes(self, review: int) -> Iterator[Note]:
         for item in self.http.pages(f"{self.repo}/issues/{review}/comments"):
             if self._own(item):
-                yield Note(int(item["id"]), str(item.get("body") or ""))
+                yield Note(int(item["id"]), str(item.get("body") or ""), str(item["node_id"]))
 
     def _own(self, item: Mapping[str, Any]) -> bool:
         return bool((item.get("user") or {}).get("login") == self.author)
+
+    def foreign_editor(self, note: Note) -> str | None:
+        """Who last edited the workflow's comment, when not the workflow itself: anyone with
+        write access may edit any comment. Only GraphQL tells the editor (REST does not);
+        it names a bot by its login without `[bot]`."""
+        query = "query($id: ID!) { node(id: $id) { ... on IssueComment { editor { login } } } }"
+        answer = self.graphql.call(
+            "POST", "", {"query": query, "variables": {"id": note.node_id}}, query=True
+        )
+        if answer.get("errors") or not answer.get("data", {}).get("node"):
+            raise ForgeError(f"GitHub GraphQL: comment {note.id}: {answer.get('errors')}")
+        editor = answer["data"]["node"].get("editor")
+        login = str(editor["login"]) if editor else None
+        if login is None or login in (self.author, self.author.removesuffix("[bot]")):
+            return None
+        return login
 
     def add_note(self, review: int, body: str) -> None:
         self.http.call("POST", f"{self.repo}/issues/{review}/comments", {"body": body})
@@ -213,10 +245,16 @@ class GitHub:
         return Review(int(chosen[0]["number"]), str(chosen[0]["head"]["sha"]))
 
     def reviewed_plan(self, review: Review) -> bytes | None:
-        name = urllib.parse.quote(self.artifact_name(review.number, review.head_sha))
+        name = urllib.parse.quote(
+            self.artifact_name(self.directory, review.number, review.head_sha), safe=""
+        )
         found = self.http.call("GET", f"{self.repo}/actions/artifacts?name={name}&per_page={PAGE}")
         for artifact in found.get("artifacts", []):  # newest first
-            if artifact.get("expired"):
+            # Only what a run of the reviewed commit uploaded: any workflow run in the
+            # repository may upload an artifact of this name (a branch's own workflow, for
+            # someone else's pull request), and the newest would otherwise win.
+            run = artifact.get("workflow_run") or {}
+            if artifact.get("expired") or run.get("head_sha") != review.head_sha:
                 continue
             archive = self.http.raw("GET", f"{self.repo}/actions/artifacts/{artifact['id']}/zip")
             with zipfile.ZipFile(io.BytesIO(archive)) as zipped:
@@ -267,11 +305,20 @@ class GitLab:
     def review_name(self, number: int) -> str:
         return f"merge request !{number}"
 
+    def review_head(self, number: int) -> str:
+        """The merge request's last commit, now."""
+        return str(self.http.call("GET", f"{self.project}/merge_requests/{number}")["sha"])
+
     def notes(self, review: int) -> Iterator[Note]:
         path = f"{self.project}/merge_requests/{review}/notes?sort=asc&order_by=created_at"
         for item in self.http.pages(path):
             if not item.get("system") and self._own(item):
                 yield Note(int(item["id"]), str(item.get("body") or ""))
+
+    def foreign_editor(self, note: Note) -> str | None:
+        """GitLab's API does not say who edited a note (a Maintainer may edit anyone's): not
+        checked here (see examples/ci/README.md)."""
+        return None
 
     def _own(self, item: Mapping[str, Any]) -> bool:
         if self._user is None:
