@@ -267,9 +267,10 @@ def _rewrite(path: Path, text: str, before: bytes, display: str) -> Diagnostic |
             "gofmt leave it (make it writable to lay it out)"
         )
     except BackupKept as kept:
+        saved = f"is in {printable(kept.backup)}" if kept.backup else "could not be saved"
         message = (
             f"cannot be rewritten ({printable(kept.strerror or str(kept))}) and may be "
-            f"damaged: its old text is in {printable(kept.backup)}"
+            f"damaged: its old text {saved}"
         )
     except OSError as exc:
         message = f"cannot be rewritten ({printable(exc.strerror or str(exc))})"

@@ -6,10 +6,11 @@ all, and left a hard link's other name with the old text). A read-only file (no 
 left alone, as `terraform fmt` and `gofmt` fail on it: fmt checks the bits itself, since root
 could write it anyway.
 
-Crash safety, as gofmt's: the new bytes are laid out and verified before the file is opened;
-the old bytes are first copied to `.NAME.XXXX.fmt-backup` beside the file (fsynced), then the
-file is overwritten and fsynced, then the copy is removed. A crash in between leaves the copy
-holding the old text; a write that fails (a full disk) puts the old bytes back.
+Crash safety: the new bytes are laid out and verified before the file is opened, and written
+at once and fsynced; a write that fails (a full disk, a size limit) puts the old bytes back, and
+should that fail too they are saved to `.NAME.XXXX.fmt-backup` beside the file and named. (A
+backup copy made before every write, as gofmt does, took three fsyncs a file instead of one:
+laying out 5,000 files took five times as long on a busy disk.)
 """
 
 from __future__ import annotations
@@ -33,9 +34,10 @@ class ReadOnlyFile(Exception):
 
 
 class BackupKept(OSError):
-    """The rewrite failed and the old bytes could not be put back: they are in `backup`."""
+    """The rewrite failed and the old bytes could not be put back: they are in `backup`
+    (None: they could not be saved there either)."""
 
-    def __init__(self, error: OSError, backup: str):
+    def __init__(self, error: OSError, backup: str | None):
         super().__init__(error.errno, error.strerror)
         self.backup = backup
 
@@ -60,23 +62,21 @@ def rewrite_in_place(path: Path, text: str, expected: bytes) -> None:
             return
         if old != expected:
             raise ChangedMeanwhile
-        backup = _backup(real, old)
+        here = os.stat(real)
+        if (here.st_dev, here.st_ino) != (info.st_dev, info.st_ino):
+            raise ChangedMeanwhile  # replaced by rename since it was opened
         try:
-            here = os.stat(real)
-            if (here.st_dev, here.st_ino) != (info.st_dev, info.st_ino):
-                raise ChangedMeanwhile  # replaced by rename since it was opened
             _overwrite(fd, new)
         except OSError as error:
             try:
                 _overwrite(fd, old)
             except OSError:
+                try:
+                    backup: str | None = _backup(real, old)
+                except OSError:
+                    backup = None
                 raise BackupKept(error, backup) from None
-            os.unlink(backup)
             raise
-        except BaseException:
-            os.unlink(backup)
-            raise
-        os.unlink(backup)
     finally:
         os.close(fd)
 
@@ -97,7 +97,7 @@ def _overwrite(fd: int, data: bytes) -> None:
 
 
 def _backup(real: Path, old: bytes) -> str:
-    """The old bytes in a private file beside `real`, on disk before `real` is touched."""
+    """The old bytes in a private file beside `real` (OSError if even that fails)."""
     fd, backup = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.", suffix=".fmt-backup")
     try:
         with os.fdopen(fd, "wb") as handle:

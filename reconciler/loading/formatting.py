@@ -114,7 +114,7 @@ def format_text(text: str) -> str:
     # break says which endings the file has.
     bom = "\ufeff" if text.startswith("\ufeff") else ""
     text = text.removeprefix(bom)
-    crlf = text.partition("\n")[0].endswith("\r")
+    crlf = text.partition("\n")[0].endswith("\r") and "\n" in text  # not old Mac's lone CRs
     text = text.replace("\r\n", "\n")
     before = _data(text)  # YamlProblem: not touched
     try:
