@@ -106,6 +106,28 @@ def test_crlf_line_endings_and_a_byte_order_mark_are_kept(pf: Pf, tmp_path: Path
 
 
 @pytest.mark.parametrize(
+    ("raw", "laid_out"),
+    [
+        (
+            b"kind:   Cluster\r\nname: c\nx:\n- a\r\n",
+            b"kind: Cluster\r\nname: c\r\nx:\r\n  - a\r\n",
+        ),
+        (b"kind:   Cluster\nname: c\r\nx:\r\n- a\r\n", b"kind: Cluster\nname: c\nx:\n  - a\n"),
+        (b"kind:   Cluster\rname: c\rx:\r- a\r", b"kind: Cluster\nname: c\nx:\n  - a\n"),
+    ],
+    ids=["crlf-first", "lf-first", "cr-only"],
+)
+def test_mixed_line_endings_follow_the_first_line(
+    pf: Pf, tmp_path: Path, raw: bytes, laid_out: bytes
+) -> None:
+    """Old Mac files (CR alone) are not CRLF files: they come out LF, as before."""
+    (tmp_path / "c.yaml").write_bytes(raw)
+    assert pf("fmt", tmp_path).returncode == 0
+    assert (tmp_path / "c.yaml").read_bytes() == laid_out
+    assert pf("fmt", "--check", tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize(
     ("flags", "code", "listed", "written"),
     [
         (["-check=true"], 3, True, False),
