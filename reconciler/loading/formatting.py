@@ -106,7 +106,7 @@ def format_text(text: str) -> str:
     size = len(text.encode("utf-8"))
     if size > MAX_FORMAT_BYTES:
         raise FormatRefused(
-            f"it is {size} bytes ({size / MIB:.1f} MiB); fmt lays out files of up to "
+            f"it is {size} bytes ({size / MIB:.2f} MiB); fmt lays out files of up to "
             f"{MAX_FORMAT_BYTES // MIB} MiB, as its YAML writer takes about 10 s a MiB"
         )
     # A Windows checkout's CRLF line endings and a UTF-8 byte order mark are the editor's
@@ -127,6 +127,12 @@ def format_text(text: str) -> str:
         formatted = formatted.replace("\n", "\r\n")
         if _data(formatted) != before:
             raise FormatRefused("its CRLF line endings would change what it declares")
+    laid_out = len((bom + formatted).encode("utf-8"))
+    if laid_out > MAX_FORMAT_BYTES:  # fmt never writes a file its next run would refuse
+        raise FormatRefused(
+            f"laid out it would be {laid_out} bytes ({laid_out / MIB:.2f} MiB), over fmt's "
+            f"limit of {MAX_FORMAT_BYTES // MIB} MiB (then `fmt --check` would refuse it)"
+        )
     return bom + formatted
 
 

@@ -181,8 +181,23 @@ def test_a_file_too_large_to_lay_out_quickly_is_refused_by_name(pf: Pf, tmp_path
     assert result.returncode == 1
     size = len(big.encode())
     assert (
-        f"big.yaml: error: it is {size} bytes ({size / (1 << 20):.1f} MiB); fmt lays out files "
+        f"big.yaml: error: it is {size} bytes ({size / (1 << 20):.2f} MiB); fmt lays out files "
         "of up to 1 MiB" in result.stderr
     )
     assert (tmp_path / "big.yaml").read_text() == big
     assert (tmp_path / "pool.yaml").read_text() == LAID_OUT
+
+
+def test_a_file_that_would_grow_past_the_limit_is_left_alone(pf: Pf, tmp_path: Path) -> None:
+    """Indented by one, laid out by two: 0.6 MiB would become 1.03 MiB, which the next
+    `fmt --check` would refuse; it is refused now, so every run says the same."""
+    depth = 60
+    nested = "".join(" " * level + f"l{level}:\n" for level in range(depth))
+    leaves = "".join(" " * depth + f"key{j:05}: value{j:05}\n" for j in range(7600))
+    text = f"kind: Cluster\nname: c\n{nested}{leaves}"
+    (tmp_path / "c.yaml").write_text(text)
+    for _ in range(2):
+        result = pf("fmt", tmp_path)
+        assert result.returncode == 1
+        assert "c.yaml: error: laid out it would be 1075452 bytes (1.03 MiB)" in result.stderr
+        assert (tmp_path / "c.yaml").read_text() == text
