@@ -117,12 +117,13 @@ def format_text(text: str) -> str:
     crlf = text.partition("\n")[0].endswith("\r") and "\n" in text  # not old Mac's lone CRs
     text = text.replace("\r\n", "\n")
     before = _data(text)  # YamlProblem: not touched
-    try:
-        formatted = _layout(text, before, nulls=True)
-    except FormatRefused:
-        # Nulls as written can change what a rare shape reads as (`[x, {y}]` would lose its
-        # braces): laid out with ruamel's own nulls, it still may be.
-        formatted = _layout(text, before, nulls=False)
+    formatted = _canonical(text, before)
+    if _UNICODE_BREAKS.search(text) and _canonical(formatted, before) != formatted:
+        raise FormatRefused(
+            "it holds a Unicode line or paragraph separator (U+2028, U+2029 or U+0085) that "
+            "the YAML writer counts as a line break: each run would move its comments again "
+            "(in a double-quoted string, write it as \\L, \\P or \\N)"
+        )
     if crlf:
         formatted = formatted.replace("\n", "\r\n")
         if _data(formatted) != before:
@@ -134,6 +135,20 @@ def format_text(text: str) -> str:
             f"limit of {MAX_FORMAT_BYTES // MIB} MiB (then `fmt --check` would refuse it)"
         )
     return bom + formatted
+
+
+# YAML 1.1's other line breaks, which ruamel's reader still counts as ones (its columns restart
+# after them): a single-quoted `'a\u2028b'  # c` got its comment moved right on every run.
+_UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _canonical(text: str, before: list[Any]) -> str:
+    try:
+        return _layout(text, before, nulls=True)
+    except FormatRefused:
+        # Nulls as written can change what a rare shape reads as (`[x, {y}]` would lose its
+        # braces): laid out with ruamel's own nulls, it still may be.
+        return _layout(text, before, nulls=False)
 
 
 def _layout(text: str, before: list[Any], nulls: bool) -> str:

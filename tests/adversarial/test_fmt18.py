@@ -201,3 +201,20 @@ def test_a_file_that_would_grow_past_the_limit_is_left_alone(pf: Pf, tmp_path: P
         assert result.returncode == 1
         assert "c.yaml: error: laid out it would be 1075452 bytes (1.03 MiB)" in result.stderr
         assert (tmp_path / "c.yaml").read_text() == text
+
+
+def test_a_unicode_line_separator_cannot_make_fmt_change_a_file_for_ever(
+    pf: Pf, tmp_path: Path
+) -> None:
+    """ruamel counts U+2028 as a line break: `x: 'a<U+2028>b'  # c` got its comment moved
+    right on every run, so `fmt --check` never passed. Such a file is left alone, saying why;
+    in a double-quoted string (escaped as \\L by the writer) it is laid out."""
+    drifting = "kind:   Cluster\nname: c\nx: 'a\u2028b'  # c\n"
+    (tmp_path / "c.yaml").write_text(drifting)
+    (tmp_path / "d.yaml").write_text('kind:   Cluster\nname: d\nx: "a\u2028b"  # c\n')
+    result = pf("fmt", tmp_path)
+    assert result.returncode == 1
+    assert "c.yaml: error: it holds a Unicode line or paragraph separator" in result.stderr
+    assert (tmp_path / "c.yaml").read_text() == drifting
+    assert (tmp_path / "d.yaml").read_text() == 'kind: Cluster\nname: d\nx: "a\\Lb" # c\n'
+    assert pf("fmt", "--check", tmp_path / "d.yaml").returncode == 0
