@@ -107,7 +107,7 @@ def format_text(text: str) -> str:
     if size > MAX_FORMAT_BYTES:
         raise FormatRefused(
             f"it is {size} bytes ({size / MIB:.2f} MiB); fmt lays out files of up to "
-            f"{MAX_FORMAT_BYTES // MIB} MiB, as its YAML writer takes about 10 s a MiB"
+            f"{MAX_FORMAT_BYTES // MIB} MiB, as its YAML writer takes 10 s or more a MiB"
         )
     # A Windows checkout's CRLF line endings and a UTF-8 byte order mark are the editor's
     # choice, not layout: kept, a CRLF file does not get every line changed. The first line
@@ -118,28 +118,47 @@ def format_text(text: str) -> str:
     text = text.replace("\r\n", "\n")
     before = _data(text)  # YamlProblem: not touched
     formatted = _canonical(text, before)
-    if _UNICODE_BREAKS.search(text) and _canonical(formatted, before) != formatted:
-        raise FormatRefused(
-            "it holds a Unicode line or paragraph separator (U+2028, U+2029 or U+0085) that "
-            "the YAML writer counts as a line break: each run would move its comments again "
-            "(in a double-quoted string, write it as \\L, \\P or \\N)"
-        )
-    if crlf:
-        formatted = formatted.replace("\n", "\r\n")
-        if _data(formatted) != before:
-            raise FormatRefused("its CRLF line endings would change what it declares")
-    laid_out = len((bom + formatted).encode("utf-8"))
+    laid_out = len((bom + formatted).encode("utf-8")) + (formatted.count("\n") if crlf else 0)
     if laid_out > MAX_FORMAT_BYTES:  # fmt never writes a file its next run would refuse
         raise FormatRefused(
             f"laid out it would be {laid_out} bytes ({laid_out / MIB:.2f} MiB), over fmt's "
             f"limit of {MAX_FORMAT_BYTES // MIB} MiB (then `fmt --check` would refuse it)"
         )
+    if formatted != text:
+        _refuse_unstable(formatted, before)
+    if crlf:
+        formatted = formatted.replace("\n", "\r\n")
+        if _data(formatted) != before:
+            raise FormatRefused("its CRLF line endings would change what it declares")
     return bom + formatted
 
 
 # YAML 1.1's other line breaks, which ruamel's reader still counts as ones (its columns restart
 # after them): a single-quoted `'a\u2028b'  # c` got its comment moved right on every run.
 _UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _refuse_unstable(formatted: str, before: list[Any]) -> None:
+    """FormatRefused unless `formatted` is its own layout: fmt never writes what its next run
+    would change again, or refuse (`fmt --check` would then fail for ever). ruamel is not
+    always stable: a comment inside a flow collection laid out once was lost the next time."""
+    try:
+        again = _canonical(formatted, before)
+    except FormatRefused as refused:
+        again = str(refused)
+    if again == formatted:
+        return
+    if _UNICODE_BREAKS.search(formatted):
+        raise FormatRefused(
+            "it holds a Unicode line or paragraph separator (U+2028, U+2029 or U+0085) that "
+            "the YAML writer counts as a line break: each run would move its comments again "
+            "(in a double-quoted string, write it as \\L, \\P or \\N)"
+        )
+    raise FormatRefused(
+        "the YAML writer cannot lay it out stably (laid out once, the next run would change "
+        "it again or lose a comment); a comment inside a [ ] or { } collection is the usual "
+        "cause"
+    )
 
 
 def _canonical(text: str, before: list[Any]) -> str:

@@ -218,3 +218,16 @@ def test_a_unicode_line_separator_cannot_make_fmt_change_a_file_for_ever(
     assert (tmp_path / "c.yaml").read_text() == drifting
     assert (tmp_path / "d.yaml").read_text() == 'kind: Cluster\nname: d\nx: "a\\Lb" # c\n'
     assert pf("fmt", "--check", tmp_path / "d.yaml").returncode == 0
+
+
+def test_fmt_never_writes_what_its_next_run_refuses(pf: Pf, tmp_path: Path) -> None:
+    """A comment line inside a flow sequence: laid out once (`{a: 1}` as `a: 1`), the next run
+    refused the file ("would lose a comment"), so `fmt --check` failed after `fmt`. It is left
+    alone now, saying why, and every run says the same."""
+    text = "kind: Cluster\nname: c\nx: [\n# own line\n    {a: 1}, b]\n"
+    (tmp_path / "c.yaml").write_text(text)
+    for _ in range(2):
+        result = pf("fmt", tmp_path)
+        assert result.returncode == 1
+        assert "c.yaml: error: the YAML writer cannot lay it out stably" in result.stderr
+        assert (tmp_path / "c.yaml").read_text() == text
