@@ -231,3 +231,27 @@ def test_fmt_never_writes_what_its_next_run_refuses(pf: Pf, tmp_path: Path) -> N
         assert result.returncode == 1
         assert "c.yaml: error: the YAML writer cannot lay it out stably" in result.stderr
         assert (tmp_path / "c.yaml").read_text() == text
+
+
+def test_an_interrupted_write_puts_the_old_text_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C between writing the laid-out text and cutting the file to its length left a
+    file half-done (a shorter text followed by the old one's tail): the old text is put back."""
+    from reconciler.cli import fmt_writing
+
+    path = tmp_path / "pool.yaml"
+    path.write_text(LOOSE)
+    truncate = os.ftruncate
+    calls: list[int] = []
+
+    def interrupted(fd: int, length: int) -> None:
+        calls.append(length)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        truncate(fd, length)
+
+    monkeypatch.setattr(fmt_writing.os, "ftruncate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        fmt_writing.rewrite_in_place(path, LAID_OUT, LOOSE.encode())
+    assert path.read_text() == LOOSE
