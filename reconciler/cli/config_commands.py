@@ -4,16 +4,18 @@ effective. (fmt rewrites configuration files' layout, never what they declare.)"
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from reconciler.cli.common import diagnostic_json, standard_input_bytes
 from reconciler.errors import ConfigurationError, Diagnostic, Location, PoolformError
 from reconciler.printable import printable
+
+if TYPE_CHECKING:
+    from reconciler.loading.sources import Listing
 
 DIR = click.argument("directory", type=click.Path(path_type=Path), default=".", required=False)
 EXIT_WOULD_CHANGE = 3  # fmt --check, as terraform fmt -check
@@ -126,86 +128,52 @@ def validate(target: Path, output: str, as_json: bool) -> int:
     return 0
 
 
-class ChangedMeanwhile(Exception):
-    """The file no longer holds what was laid out: written since it was read."""
-
-
-def write_atomically(path: Path, text: str, expected: bytes | None = None) -> None:
-    """Replace `path` with `text` all at once: a crash leaves the old file or the new one,
-    never half of one. The file keeps its mode; a symbolic link keeps pointing at it. With
-    `expected`, a file that no longer holds it (an editor saved it while fmt ran) is left as
-    it is now: ChangedMeanwhile."""
-    path = path.resolve(strict=True)
-    mode = path.stat().st_mode & 0o7777
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, mode)
-        if expected is not None:  # looked at last; laid out already: by a link to it
-            current = path.read_bytes()
-            if current not in (expected, text.encode("utf-8")):
-                raise ChangedMeanwhile
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 @click.command(name="fmt")
 @click.argument("target", type=click.Path(path_type=Path), default=".", required=False)
 @click.option(
-    "--check",
-    is_flag=True,
+    "--check/--no-check",
+    default=False,
     help="Change nothing: list the files that are not in the canonical layout and exit 3 "
     "if there are any.",
 )
-@click.option("--diff", is_flag=True, help="Show each change as a unified diff.")
+@click.option("--diff/--no-diff", default=False, help="Show each change as a unified diff.")
 @click.option(
-    "--recursive",
-    is_flag=True,
+    "--recursive/--no-recursive",
+    default=False,
     help="Also the directories below TARGET (not those named .* nor links).",
 )
-def fmt(target: Path, check: bool, diff: bool, recursive: bool) -> int:
+@click.option(
+    "--list/--no-list",
+    "list_files",
+    default=True,
+    help="List the files that change (the default; --diff shows the changes instead).",
+)
+@click.option(
+    "--write/--no-write",
+    default=True,
+    help="Write the changes into the files (the default; never with --check).",
+)
+def fmt(
+    target: Path, check: bool, diff: bool, recursive: bool, list_files: bool, write: bool
+) -> int:
     """Rewrite the configuration's YAML files in one canonical layout, comments kept.
 
     Lists the files it changed (with --check: would change; with --diff: shows the
     changes instead). TARGET `-` reads standard input and writes it laid out to standard
-    output. Exit 0, 3 with --check when a file would change, 1 when a file cannot be read or
-    parsed (that file is left alone) or a FILE given is not named *.yaml or *.yml.
+    output. Exit 0, 3 with --check when a file would change, 1 when a file cannot be read,
+    parsed or written (that file is left alone) or a FILE given is not named *.yaml or *.yml.
+    Terraform's spellings work too: -check, -diff, -recursive, -list=false, -write=false.
     """
 
-    from reconciler.loading.sources import MAX_FILE_BYTES, SUFFIXES, read_single_file
-    from reconciler.usecases.formatting import (
-        configuration_listing,
-        format_sources,
-        standard_input_source,
-    )
+    from reconciler.loading.sources import SUFFIXES, read_single_file
+    from reconciler.usecases.formatting import configuration_listing
     from schemas.text import printable
 
     if str(target) == "-":
-        if recursive:
-            raise PoolformError("--recursive takes a directory, not standard input (`-`)")
-        # One byte past the limit is enough to refuse it (`fmt - < /dev/zero` ends).
-        source = standard_input_source(standard_input_bytes(MAX_FILE_BYTES + 1))
-        if isinstance(source, Diagnostic):
-            click.echo(source.render(), err=True)
-            return 1
-        result = format_sources([source])
-        for diagnostic in result.problems:
-            click.echo(diagnostic.render(), err=True)
-        if result.problems:
-            return 1
-        change = result.changes[0] if result.changes else None
-        if diff:
-            if change is not None:
-                click.echo(change.diff(), nl=False)
-        elif not check:  # as `terraform fmt -`: the text, laid out (or as it was)
-            click.echo(change.after if change else source.raw.decode("utf-8"), nl=False)
-        return EXIT_WOULD_CHANGE if check and change else 0
-    named_file = not target.is_dir() and (target.exists() or target.is_symlink())
+        return _fmt_standard_input(check, diff, recursive)
+    # A link that dangles or loops is read as a file, which names what is wrong with it.
+    broken_link = target.is_symlink() and not target.exists()
+    named_file = not target.is_dir() and target.exists()
     if named_file and not target.name.endswith(SUFFIXES):
         # Any text reads as YAML (a Dockerfile is one plain scalar): laid out, it is ruined.
         raise PoolformError(
@@ -217,42 +185,96 @@ def fmt(target: Path, check: bool, diff: bool, recursive: bool) -> int:
             f"--recursive takes a directory; {printable(str(target))} is a file",
             hint="give the directory to format with the ones below it",
         )
-    listing = configuration_listing(target, recursive) if target.is_dir() else None
-    if listing is None:
+    if named_file or broken_link:
         listing = read_single_file(target)
+    else:
+        listing = configuration_listing(target, recursive)
+    return _fmt_files(listing, check, diff, list_files, write and not check)
+
+
+def _fmt_standard_input(check: bool, diff: bool, recursive: bool) -> int:
+    """`fmt -`, as an editor calls `terraform fmt -`: the text laid out (or as it was) on
+    standard output; with --check only the exit code, with --diff the change."""
+    from reconciler.loading.sources import MAX_FILE_BYTES
+    from reconciler.usecases.formatting import format_sources, standard_input_source
+
+    if recursive:
+        raise PoolformError("--recursive takes a directory, not standard input (`-`)")
+    # One byte past the limit is enough to refuse it (`fmt - < /dev/zero` ends).
+    source = standard_input_source(standard_input_bytes(MAX_FILE_BYTES + 1))
+    if isinstance(source, Diagnostic):
+        click.echo(source.render(), err=True)
+        return 1
+    result = format_sources([source])
+    for diagnostic in result.problems:
+        click.echo(diagnostic.render(), err=True)
+    if result.problems:
+        return 1
+    change = result.changes[0] if result.changes else None
+    if diff:
+        if change is not None:
+            click.echo(change.diff(), nl=False)
+    elif not check:
+        click.echo(change.after if change else source.raw.decode("utf-8"), nl=False)
+    return EXIT_WOULD_CHANGE if check and change else 0
+
+
+def _fmt_files(listing: Listing, check: bool, diff: bool, list_files: bool, write: bool) -> int:
+    from reconciler.usecases.formatting import format_sources
+
     result = format_sources(listing.sources)
     problems = [*listing.problems, *result.problems]
     changed = []
     for change in result.changes:
-        if not check and change.path is not None:
-            try:
-                write_atomically(change.path, change.after, change.before.encode("utf-8"))
-            except ChangedMeanwhile:
-                problems.append(
-                    Diagnostic(
-                        "error",
-                        "fmt",
-                        "changed while fmt ran; left as it is now (run fmt again)",
-                        Location(change.display),
-                    )
-                )
-                continue
-            except OSError as exc:
-                reason = printable(exc.strerror or str(exc))
-                problems.append(
-                    Diagnostic(
-                        "error", "fmt", f"cannot be rewritten ({reason})", Location(change.display)
-                    )
-                )
+        if write and change.path is not None:
+            problem = _rewrite(
+                change.path, change.after, change.before.encode("utf-8"), change.display
+            )
+            if problem is not None:
+                problems.append(problem)
                 continue
         changed.append(change)
     for change in changed:
-        click.echo(change.diff() if diff else change.display, nl=not diff)
+        if diff:
+            click.echo(change.diff(), nl=False)
+        elif list_files:
+            click.echo(change.display)
     for diagnostic in sorted(problems, key=Diagnostic.sort_key):
         click.echo(diagnostic.render(), err=True)
     if problems:
         return 1
     return EXIT_WOULD_CHANGE if check and changed else 0
+
+
+def _rewrite(path: Path, text: str, before: bytes, display: str) -> Diagnostic | None:
+    """Write one laid-out file in place; why not, if it could not be."""
+    from reconciler.cli.fmt_writing import (
+        BackupKept,
+        ChangedMeanwhile,
+        ReadOnlyFile,
+        rewrite_in_place,
+    )
+    from schemas.text import printable
+
+    try:
+        rewrite_in_place(path, text, before)
+        return None
+    except ChangedMeanwhile:
+        message = "changed while fmt ran; left as it is now (run fmt again)"
+    except ReadOnlyFile as read_only:
+        message = (
+            f"is read-only (mode {read_only.mode:04o}); left unchanged, as terraform fmt and "
+            "gofmt leave it (make it writable to lay it out)"
+        )
+    except BackupKept as kept:
+        saved = f"is in {printable(kept.backup)}" if kept.backup else "could not be saved"
+        message = (
+            f"cannot be rewritten ({printable(kept.strerror or str(kept))}) and may be "
+            f"damaged: its old text {saved}"
+        )
+    except OSError as exc:
+        message = f"cannot be rewritten ({printable(exc.strerror or str(exc))})"
+    return Diagnostic("error", "fmt", message, Location(display))
 
 
 @click.command()

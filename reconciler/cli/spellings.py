@@ -6,7 +6,8 @@ the first into the second before click parses the command line, for exactly the 
 tools have (a single-dash word poolform does not know stays as it is, and click reports it).
 `-lock=false` is `--no-lock` for the commands that only read state (plan, drift, graph), for
 credentials that may only read; for any other command it is refused with the reason rather than
-ignored: a command that changes capacity always takes the lock.
+ignored: a command that changes capacity always takes the lock. `fmt` takes Terraform's switches
+with a value too: `-check=true`, `-diff=false`, `-recursive=1`, `-list=false`, `-write=false`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,8 @@ SHARED = frozenset(
     }
 )
 BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
+# `terraform fmt`'s switches, each `-NAME`, `-NAME=true` or `-NAME=false` (poolform: --no-NAME).
+FMT_SWITCHES = frozenset({"check", "diff", "recursive", "list", "write"})
 
 
 def terraform_spellings(args: Sequence[str]) -> list[str]:
@@ -82,9 +85,18 @@ def _spelled(arg: str, command: str | None) -> list[str]:
         if flag is None:
             raise PoolformError(f"{arg}: -refresh takes true or false")
         return ["--refresh" if flag else "--no-refresh"]
+    if command == "fmt" and name in FMT_SWITCHES and dashes <= 2:
+        return [_fmt_switch(arg, name, value if has_value else "true")]
     if dashes == 1 and name in SHARED:
         return [f"--{arg[1:]}"]
     return [arg]
+
+
+def _fmt_switch(arg: str, name: str, value: str) -> str:
+    flag = BOOLEANS.get(value.lower())
+    if flag is None:
+        raise PoolformError(f"{arg}: -{name} takes true or false")
+    return f"--{name}" if flag else f"--no-{name}"
 
 
 def _lock(arg: str, value: str, command: str | None) -> list[str]:

@@ -2,8 +2,9 @@
 
 Each document is rewritten by ruamel.yaml's round-trip dumper: mappings indented by two,
 sequence dashes indented by two under their key, no line wrapping, quotes kept as written,
-LF line endings. Comment-only stretches (a file's opening comments before its first `---`,
-an empty document) are kept byte for byte.
+line endings kept (CRLF when the first line ends so, otherwise LF), a byte order mark kept.
+Comment-only stretches (a file's opening comments before its first `---`, an empty document)
+are kept byte for byte.
 
 A rewrite is only ever offered when it provably changes nothing but layout: the result must
 read back, by the authoritative reader, to the same data, and keep every comment (the count of
@@ -21,6 +22,11 @@ from typing import Any
 from reconciler.errors import YamlProblem
 from reconciler.loading.documents import read_documents, split_documents
 from reconciler.loading.sources import SourceFile
+
+# ruamel's round trip lays out about 100 KB a second (measured: 870 KB in 10.6 s, a 12 MB flow
+# list in 113 s, spent all through its pure-Python scanner): past this, fmt would seem to hang.
+MIB = 1 << 20
+MAX_FORMAT_BYTES = MIB
 
 
 class FormatRefused(Exception):
@@ -96,9 +102,66 @@ def _data(text: str) -> list[Any]:
 
 def format_text(text: str) -> str:
     """`text` in the canonical layout. Raises YamlProblem when it does not parse, and
-    FormatRefused when a rewrite would change more than layout."""
-    text = text.removeprefix("\ufeff").replace("\r\n", "\n")
+    FormatRefused when a rewrite would change more than layout or the text is too long."""
+    size = len(text.encode("utf-8"))
+    if size > MAX_FORMAT_BYTES:
+        raise FormatRefused(
+            f"it is {size} bytes ({size / MIB:.2f} MiB); fmt lays out files of up to "
+            f"{MAX_FORMAT_BYTES // MIB} MiB, as its YAML writer takes 10 s or more a MiB"
+        )
+    # A Windows checkout's CRLF line endings and a UTF-8 byte order mark are the editor's
+    # choice, not layout: kept, a CRLF file does not get every line changed. The first line
+    # break says which endings the file has.
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text.removeprefix(bom)
+    crlf = text.partition("\n")[0].endswith("\r") and "\n" in text  # not old Mac's lone CRs
+    text = text.replace("\r\n", "\n")
     before = _data(text)  # YamlProblem: not touched
+    formatted = _canonical(text, before)
+    laid_out = len((bom + formatted).encode("utf-8")) + (formatted.count("\n") if crlf else 0)
+    if laid_out > MAX_FORMAT_BYTES:  # fmt never writes a file its next run would refuse
+        raise FormatRefused(
+            f"laid out it would be {laid_out} bytes ({laid_out / MIB:.2f} MiB), over fmt's "
+            f"limit of {MAX_FORMAT_BYTES // MIB} MiB (then `fmt --check` would refuse it)"
+        )
+    if formatted != text:
+        _refuse_unstable(formatted, before)
+    if crlf:
+        formatted = formatted.replace("\n", "\r\n")
+        if _data(formatted) != before:
+            raise FormatRefused("its CRLF line endings would change what it declares")
+    return bom + formatted
+
+
+# YAML 1.1's other line breaks, which ruamel's reader still counts as ones (its columns restart
+# after them): a single-quoted `'a\u2028b'  # c` got its comment moved right on every run.
+_UNICODE_BREAKS = re.compile("[\x85\u2028\u2029]")
+
+
+def _refuse_unstable(formatted: str, before: list[Any]) -> None:
+    """FormatRefused unless `formatted` is its own layout: fmt never writes what its next run
+    would change again, or refuse (`fmt --check` would then fail for ever). ruamel is not
+    always stable: a comment inside a flow collection laid out once was lost the next time."""
+    try:
+        again = _canonical(formatted, before)
+    except FormatRefused as refused:
+        again = str(refused)
+    if again == formatted:
+        return
+    if _UNICODE_BREAKS.search(formatted):
+        raise FormatRefused(
+            "it holds a Unicode line or paragraph separator (U+2028, U+2029 or U+0085) that "
+            "the YAML writer counts as a line break: each run would move its comments again "
+            "(in a double-quoted string, write it as \\L, \\P or \\N)"
+        )
+    raise FormatRefused(
+        "the YAML writer cannot lay it out stably (laid out once, the next run would change "
+        "it again or lose a comment); a comment inside a [ ] or { } collection is the usual "
+        "cause"
+    )
+
+
+def _canonical(text: str, before: list[Any]) -> str:
     try:
         return _layout(text, before, nulls=True)
     except FormatRefused:
