@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.errors import PoolformError
+from reconciler.errors import PathNotFound, PoolformError
 from reconciler.plan.model import Plan
 from reconciler.plan.reread import Reread
 
@@ -142,6 +142,8 @@ def read_plan(path: Path) -> SavedPlan:
         raise _not_json(path) from None
     except UnicodeDecodeError:
         raise _not_json(path) from None
+    except FileNotFoundError:
+        raise PathNotFound(str(path)) from None
     except OSError as exc:
         raise PoolformError(f"{path} is not a readable plan file: {exc}") from None
     except RecursionError:  # nesting no plan has: a hostile or damaged file
