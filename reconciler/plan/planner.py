@@ -13,8 +13,15 @@ from reconciler.plan.expand import DesiredResource, expand
 from reconciler.plan.graph import build_order
 from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
-from reconciler.plan.reasons import Reason, reason_text
-from reconciler.plan.refresh import RefreshResult, Shortfall, is_left_behind, unrecorded_notice
+from reconciler.plan.reasons import MISSING_IDS_ELSEWHERE, Reason, reason_text
+from reconciler.plan.refresh import (
+    RefreshResult,
+    Shortfall,
+    is_left_behind,
+    named_by_record,
+    shown_ids,
+    unrecorded_notice,
+)
 from reconciler.plan.targets import target_matches
 from state import ResourceRecord, StateSnapshot
 
@@ -108,6 +115,11 @@ def make_plan(
         )
         if address in refresh.adoptable and change.action is Action.CREATE:
             change = _retitled(change, Reason.ADOPT)
+        elif gone and (named := named_by_record(refresh, snapshot, address)) is not None:
+            change = replace(
+                _retitled(change, Reason.MISSING),
+                reason=MISSING_IDS_ELSEWHERE.format(other=named.address, ids=shown_ids(named)),
+            )
         elif gone:
             change = _retitled(change, Reason.MISSING)
         elif vanished:
@@ -187,7 +199,7 @@ def _unrecorded(refresh: RefreshResult, options: PlanOptions, snapshot: StateSna
     """Resources carrying this state's tags that nothing proves poolform made: reported with
     the import that takes them back, never deleted (a `state rm` must not turn into a delete)."""
     return [
-        unrecorded_notice(orphan)
+        unrecorded_notice(orphan, snapshot)
         for orphan in refresh.orphans
         if not is_left_behind(snapshot, orphan) and _in_scope(orphan.address, options)
     ]

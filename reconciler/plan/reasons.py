@@ -66,6 +66,14 @@ CLUSTER_DEFAULTS_GONE = (
     "nothing in the cloud"
 )
 
+# MISSING when the record's ids name another address's object of this state (the ids of two
+# records swapped or edited by hand): the object is there, under the other address's tags.
+MISSING_IDS_ELSEWHERE = (
+    "recorded, but the ids recorded for it name this state's {other} ({ids}), not it: were "
+    "the records' ids swapped or edited by hand? It will be created again; to keep the objects "
+    "instead, `poolform state rm` the records and `poolform import` each at its own address"
+)
+
 # Reasons of changes that undo drift: worth saying even on an ordinary update.
 UNDOES_DRIFT = frozenset({Reason.DRIFT, Reason.DRIFT_COUNT, Reason.DRIFT_REPLACE, Reason.SHORTFALL})
 
