@@ -21,9 +21,7 @@ def policy(name: str, subject: str) -> str:
     return f"---\nkind: SubjectPolicy\nname: {name}\nsubject: {subject}\npool: p\npriority: 1\n"
 
 
-def test_subjects_differing_only_by_normalisation_are_one_subject(
-    pf: Pf, tmp_path: Path
-) -> None:
+def test_subjects_differing_only_by_normalisation_are_one_subject(pf: Pf, tmp_path: Path) -> None:
     composed = "team/caf\u00e9"
     decomposed = unicodedata.normalize("NFD", composed)
     assert composed != decomposed
