@@ -125,7 +125,13 @@ def make_plan(
         elif vanished:
             change = _retitled(change, Reason.GONE)
         elif address in refreshed.drifted and resource is not None:
-            change = _restoring(change, refreshed.drifted[address], resource, record)
+            change = _restoring(
+                change,
+                refreshed.drifted[address],
+                resource,
+                record,
+                unplaced=refreshed.unplaced.get(address, ()),
+            )
         if change.action is Action.NOOP and (short := refresh.shortfalls.get(address)):
             change = _healing(change, short)
         if record is not None and record.tainted and change.action in (Action.NOOP, Action.UPDATE):
@@ -227,10 +233,14 @@ def _restoring(
     drifted: tuple[str, ...],
     resource: DesiredResource,
     record: ResourceRecord | None,
+    *,
+    unplaced: tuple[str, ...],
 ) -> ResourceChange:
     """The change that undoes drift. A drifted attribute with no place in the record (a worker
     pool's chosen instance type, a count outside the bounds) is restored by replacing or
-    resizing the resource, since a diff of the records cannot show it."""
+    resizing the resource, since a diff of the records cannot show it. Drift that the record
+    holds and that already is what the configuration declares (changed by hand to the value
+    the YAML was then changed to) needs nothing: it was replaced with an empty body."""
     names = ", ".join(drifted)
     if change.action is Action.NOOP and record is not None:
         only_count = all(attribute == "desired" for attribute in drifted)
@@ -238,6 +248,8 @@ def _restoring(
             return replace(
                 _retitled(change, Reason.DRIFT_COUNT), action=Action.UPDATE, update_kind="resize"
             )
+        if not unplaced:
+            return change
         change = classify(
             resource, record.attributes, resource.address, resource.resource_type,
             force_replace=True,
