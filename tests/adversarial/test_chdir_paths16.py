@@ -2,7 +2,7 @@
 --chdir DIR` with plan.bin in the directory poolform was started in said only `plan.bin does
 not exist`, which the user could see was false; it now says the path is read from DIR and how
 to name the file from there. `show plan.bin` said Python's `[Errno 2] No such file or
-directory: 'plan.bin'`."""
+directory: 'plan.bin'`, `state push FILE` click's usage and "File 'FILE' does not exist"."""
 
 from __future__ import annotations
 
@@ -42,6 +42,13 @@ def test_a_path_missing_in_chdir_but_present_where_started_says_paths_are_relati
         assert "give it as ../plan.bin" in refused.stderr
         assert "Errno" not in refused.stderr
     assert cloud_holds(quick) == 0  # nothing applied
+
+    pulled = run_in(tmp_path, "state", "pull", "--chdir", "q")
+    (tmp_path / "pulled.json").write_text(pulled.stdout)
+    refused = run_in(tmp_path, "state", "push", "pulled.json", "--chdir", "q")
+    assert refused.returncode == 1
+    assert refused.stderr.startswith("error: pulled.json does not exist\n"), refused.stderr
+    assert "give it as ../pulled.json" in refused.stderr
 
     # As the hint says, it applies.
     applied = run_in(tmp_path, "apply", "../plan.bin", "--chdir", "q")
