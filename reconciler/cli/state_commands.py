@@ -180,9 +180,7 @@ def _has_sensitive(snapshot: StateSnapshot) -> bool:
 
 
 @state.command("push")
-@click.argument(
-    "file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True)
-)
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True))
 @DIR_OPTION
 @click.option(
     "--force",
