@@ -45,7 +45,8 @@ TEXT: dict[Reason, str] = {
     Reason.MISSING: "recorded, but missing from the provider: it will be recreated",
     Reason.GONE: "recorded, but not found in the provider under this state's tags: only its "
     "record is removed (nothing is deleted by the ids it records)",
-    Reason.ADOPT: "created by an interrupted apply: it will be adopted, not duplicated",
+    Reason.ADOPT: "created by an apply that stopped before recording it (interrupted, or failed "
+    "after making it): it will be adopted, not duplicated",
     Reason.TAINTED: "tainted: the last apply did not finish it",
     Reason.DRIFT: "changed outside poolform ({attributes}); {then}",
     Reason.DRIFT_COUNT: "changed outside poolform (desired): the running count is outside the "
