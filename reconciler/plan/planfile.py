@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from reconciler.errors import PathNotFound, PoolformError
+from reconciler.loading.sources import SUFFIXES
 from reconciler.plan.model import Plan
 from reconciler.plan.reread import Reread
 
@@ -97,6 +98,24 @@ def write_plan(
             with contextlib.suppress(OSError):
                 tmp.unlink(missing_ok=True)
         raise PoolformError(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
+
+
+def refuse_plan_among_configuration(path: Path, directory: Path) -> None:
+    """`-out` naming a `*.yaml` / `*.yml` file in the configuration directory: the plan (JSON,
+    which reads as YAML) would be one of the configuration's files, so the next plan, and the
+    apply of this one, would stop on its `unknown kind poolform-plan`."""
+    if not path.name.endswith(SUFFIXES):
+        return
+    try:
+        among = os.path.samefile(path.parent, directory)
+    except OSError:  # either is missing: the plan or the write says so
+        return
+    if among:
+        raise PoolformError(
+            f"-out {path}: a plan saved among the configuration's *.yaml / *.yml files would be "
+            "read as one of them; nothing was saved",
+            hint="save it outside the configuration directory, or under another name (plan.bin)",
+        )
 
 
 def _refuse_to_overwrite(path: Path) -> None:
