@@ -64,6 +64,16 @@ class PoolformError(Exception):
         return text
 
 
+class PathNotFound(PoolformError):
+    """A path given on the command line names nothing. It is relative to `--chdir DIR` when
+    one is given (as in Terraform), which the CLI says when the path is where poolform was
+    started instead (reconciler/cli/global_options.py)."""
+
+    def __init__(self, path: str):
+        super().__init__(f"{path} does not exist")
+        self.path = path
+
+
 class ConfigurationError(PoolformError):
     """The configuration is invalid; carries every diagnostic found, sorted."""
 

@@ -37,7 +37,9 @@ class S3Objects:
         self.requests: Counter[str] = Counter()
 
     @contextmanager
-    def calling(self, what: str) -> Iterator[None]:
+    def calling(self, what: str, *, writes: bool = False) -> Iterator[None]:
+        """S3's errors as state errors. Only a call that `writes` may leave a change made but
+        unrecorded; a read (`show`, `state list`, a plan's look) says only to run it again."""
         try:
             yield
         except self._errors.ClientError as exc:
@@ -48,9 +50,10 @@ class S3Objects:
                 raise StateForbidden(f"S3 state at {self._where}: {what}: {exc}") from None
             raise StateError(f"S3 state at {self._where}: {what}: {exc}") from None
         except self._errors.BotoCoreError as exc:
+            then = "the change in flight may not be recorded. Run" if writes else "run"
             raise StateUnavailable(
-                f"cannot reach the S3 state at {self._where} ({what}): {exc}; the change in "
-                "flight may not be recorded. Run the command again once S3 answers"
+                f"cannot reach the S3 state at {self._where} ({what}): {exc}; {then} the "
+                "command again once S3 answers"
             ) from None
 
     def _refused(self, exc: Exception) -> bool:
@@ -60,10 +63,11 @@ class S3Objects:
         status = str(exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode", ""))
         return str(error.get("Code", "")) in _REFUSED or status in _REFUSED
 
-    def get(self, key: str) -> tuple[bytes, str] | None:
-        """The object's bytes and ETag, None when there is no such key."""
+    def get(self, key: str, *, writing: bool = False) -> tuple[bytes, str] | None:
+        """The object's bytes and ETag, None when there is no such key (`writing`: read to
+        settle a write of it)."""
         self.requests["GET"] += 1
-        with self.calling(f"reading {key}"):
+        with self.calling(f"reading {key}", writes=writing):
             try:
                 answer = self._client.get_object(Bucket=self.bucket, Key=key)
             except self._errors.ClientError as exc:
@@ -84,7 +88,7 @@ class S3Objects:
             conditions["IfMatch"] = if_match
         self.requests["PUT"] += 1
         self.bytes_written += len(body)
-        with self.calling(f"writing {key}"):
+        with self.calling(f"writing {key}", writes=True):
             try:
                 answer = self._client.put_object(
                     Bucket=self.bucket, Key=key, Body=body, **conditions
@@ -97,7 +101,7 @@ class S3Objects:
         # Refused: another writer, or this very write whose answer was lost (a 500 or a cut
         # connection after S3 wrote it) and which botocore sent again. The key holding exactly
         # these bytes is that write: S3 has it, and what it holds is what this writer meant.
-        found = self.get(key)
+        found = self.get(key, writing=True)
         return found[1] if found is not None and found[0] == body else None
 
     def keys(self, prefix: str, after: str = "", *, first: bool = False) -> list[str]:

@@ -3,6 +3,7 @@ first (a machine type's address, a partition) or mean nothing (a repeated rankin
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterator
 
 from reconciler.checks.common import error
@@ -80,17 +81,26 @@ def group_order_unique(config: Configuration) -> Iterator[Finding]:
 
 
 def one_policy_per_subject_and_pool(config: Configuration) -> Iterator[Finding]:
+    """Subjects are compared as they look: two spellings of one text in Unicode (`é` as one
+    character or as `e` and a combining accent, NFC and NFD) print the same everywhere, yet
+    would be two subjects, one of which no job typed the other way ever matches."""
     first: dict[tuple[str, str], SubjectPolicy] = {}
     for policy in config.of_kind(SubjectPolicy):
-        key = (policy.subject, policy.pool)
+        key = (unicodedata.normalize("NFC", policy.subject), policy.pool)
         if key in first:
             other = first[key]
+            encoded = (
+                ""
+                if other.subject == policy.subject
+                else " (the two differ only in how their Unicode characters are encoded, NFC "
+                "and NFD: they look the same but would be two subjects)"
+            )
             yield error(
                 config,
                 policy,
                 "duplicate-policy",
                 f"subject `{policy.subject}` already has a policy on pool `{policy.pool}` "
-                f"(`{other.name}`); two would disagree on its reservation and limit",
+                f"(`{other.name}`){encoded}; two would disagree on its reservation and limit",
                 "subject",
                 hint=f"merge them into `{other.name}`",
             )

@@ -19,7 +19,15 @@ from typing import Any
 
 import click
 
-from reconciler.errors import Cancelled, ConfigurationError, Diagnostic, Location, PoolformError
+from reconciler.cli.global_options import relative_to_chdir_hint
+from reconciler.errors import (
+    Cancelled,
+    ConfigurationError,
+    Diagnostic,
+    Location,
+    PathNotFound,
+    PoolformError,
+)
 from reconciler.printable import one_line, printable
 
 EXIT_OK = 0
@@ -201,6 +209,8 @@ def explain(error: BaseException) -> tuple[int, str]:
         return EXIT_INTERRUPTED, "error: interrupted"
     if isinstance(error, Cancelled):  # the user said no: not an error of theirs or ours
         return EXIT_ERROR, f"{error.message}."
+    if isinstance(error, PathNotFound) and error.hint is None:
+        error.hint = relative_to_chdir_hint(error.path)
     if isinstance(error, PoolformError):
         return EXIT_ERROR, error.render()
     if isinstance(error, ModuleNotFoundError) and missing_extra(error) is not None:

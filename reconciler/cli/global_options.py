@@ -26,6 +26,11 @@ NO_COLOR = "poolform.no_color"
 
 CHDIR = "poolform.chdir"
 
+# Where the process was before --chdir moved it (one run at a time: main() clears it), so an
+# error about a path that is missing in DIR can say it is relative to DIR when the user meant
+# the file in the directory they started in.
+_moved: list[tuple[str, str]] = []
+
 
 def change_directory(ctx: click.Context, _: click.Parameter, values: tuple[Path, ...]) -> None:
     """Once per run: a second --chdir, in the same place or before and after the command,
@@ -42,10 +47,33 @@ def change_directory(ctx: click.Context, _: click.Parameter, values: tuple[Path,
         )
     root.meta[CHDIR] = given
     (value,) = values
+    started_in = os.getcwd()
     try:
         os.chdir(value)
     except OSError as exc:
         raise PoolformError(f"--chdir {value}: {exc.strerror or exc}") from None
+    _moved[:] = [(started_in, str(value))]
+
+
+def forget_chdir() -> None:
+    _moved.clear()
+
+
+def relative_to_chdir_hint(path: str) -> str | None:
+    """For a path that is missing after --chdir DIR but names something where poolform was
+    started: Terraform reads paths relative to -chdir, and so does poolform; say so and how
+    to name that file from DIR."""
+    if not _moved or os.path.isabs(path):
+        return None
+    started_in, directory = _moved[0]
+    meant = os.path.join(started_in, path)
+    if not os.path.lexists(meant):
+        return None
+    return (
+        f"paths are relative to --chdir {directory}, as in Terraform; {path} is in the "
+        f"directory poolform was started in: give it as {os.path.relpath(meant)} "
+        f"(or {meant})"
+    )
 
 
 def remember_no_color(ctx: click.Context, _: click.Parameter, value: bool) -> None:

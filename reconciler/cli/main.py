@@ -23,7 +23,7 @@ from reconciler.cli.common import (
 )
 from reconciler.cli.config_commands import effective, fmt, schema, validate
 from reconciler.cli.drift_commands import drift
-from reconciler.cli.global_options import everywhere
+from reconciler.cli.global_options import everywhere, forget_chdir
 from reconciler.cli.import_commands import import_, local
 from reconciler.cli.plan_commands import graph, plan, show
 from reconciler.cli.scheduler_commands import jobs, pools, scheduler
@@ -83,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exit_code_for(error, debug="--debug" in args)
     finally:
         os.chdir(started_in)
+        forget_chdir()
     return result if isinstance(result, int) else EXIT_OK
 
 

@@ -83,6 +83,7 @@ def plan(
 ) -> int:
     """Show what apply would change: create, update in place, replace or delete."""
     from reconciler.plan import PlanOptions
+    from reconciler.plan.planfile import refuse_plan_among_configuration
     from reconciler.render.markdown import Provenance
     from reconciler.usecases.drifting import detect_drift
     from reconciler.usecases.planning import plan_configuration, save_plan
@@ -102,6 +103,8 @@ def plan(
         if report.drifted and not as_json:
             click.echo("\n`poolform apply --refresh-only` would record these values in state.")
         return EXIT_CHANGES if detailed_exitcode and report.has_drift else EXIT_OK
+    if out is not None:
+        refuse_plan_among_configuration(out, directory)
     options = PlanOptions(destroy=destroy, targets=targets, replace=replace, refresh=refresh)
     planned = plan_configuration(
         directory,

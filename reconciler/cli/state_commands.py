@@ -21,7 +21,7 @@ from reconciler.cli.common import (
     standard_input_bytes,
     warn_damaged,
 )
-from reconciler.errors import PoolformError
+from reconciler.errors import PathNotFound, PoolformError
 
 if TYPE_CHECKING:
     from state import StateBackend, StateSnapshot
@@ -180,9 +180,7 @@ def _has_sensitive(snapshot: StateSnapshot) -> bool:
 
 
 @state.command("push")
-@click.argument(
-    "file", type=click.Path(path_type=Path, exists=True, dir_okay=False, allow_dash=True)
-)
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True))
 @DIR_OPTION
 @click.option(
     "--force",
@@ -265,6 +263,8 @@ def _read_state_document(file: Path) -> str:
             f"offset {exc.start})",
             hint=PULL_HINT,
         ) from None
+    except FileNotFoundError:  # named as every command names a missing path (with --chdir's hint)
+        raise PathNotFound(str(file)) from None
     except OSError as exc:  # in the system's words, not Python's `[Errno 6] ... '/dev/tty'`
         raise PoolformError(
             f"{file} cannot be read ({exc.strerror or exc}); nothing was pushed"

@@ -34,10 +34,20 @@ def _declared_part(expected: Any, actual: Any) -> Any:
 
 def accepted_record(record: ResourceRecord, drift: ResourceDrift, salt: str) -> ResourceRecord:
     """`record` with every drifted attribute that has a place in the record set to reality."""
+    return _accepted(record, drift, salt)[0]
+
+
+def _accepted(
+    record: ResourceRecord, drift: ResourceDrift, salt: str
+) -> tuple[ResourceRecord, tuple[str, ...]]:
+    """`accepted_record`, and the drifted attributes it found no place for (only a replace
+    restores those: a diff of the records cannot show them)."""
     paths = expected_observation(record.resource_type, record.attributes).paths
     attributes = copy.deepcopy(record.attributes)
+    unplaced: list[str] = []
     for change in drift.attributes:
         if not change.restorable or change.attribute not in paths:
+            unplaced.append(change.attribute)
             continue
         value = change.actual
         if change.attribute in SUBSET_KEYS:
@@ -47,9 +57,25 @@ def accepted_record(record: ResourceRecord, drift: ResourceDrift, salt: str) -> 
         try:
             _write(attributes, paths[change.attribute], value)
         except (KeyError, IndexError, TypeError):
-            continue  # the record has no such place (an older shape): leave it as recorded
+            # the record has no such place (an older shape): leave it as recorded
+            unplaced.append(change.attribute)
     ids = dict(drift.provider_ids) if drift.provider_ids else dict(record.provider_ids)
-    return replace(record, attributes=attributes, provider_ids=ids)
+    return replace(record, attributes=attributes, provider_ids=ids), tuple(unplaced)
+
+
+def unplaced_drift(
+    snapshot: StateSnapshot, report: DriftReport, salt: str
+) -> dict[str, tuple[str, ...]]:
+    """Per address, the drifted attributes that have no place in its record."""
+    found: dict[str, tuple[str, ...]] = {}
+    for drift in report.drifted:
+        record = snapshot.get(drift.address)
+        if record is None or drift.status is DriftStatus.DELETED:
+            continue
+        unplaced = _accepted(record, drift, salt)[1]
+        if unplaced:
+            found[drift.address] = unplaced
+    return found
 
 
 def accept_reality(

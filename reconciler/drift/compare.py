@@ -38,6 +38,8 @@ from reconciler.plan.refresh import (
     is_left_behind,
     is_same_resource,
     match_observed,
+    named_by_record,
+    shown_ids,
 )
 from state import ResourceRecord, StateSnapshot
 
@@ -176,6 +178,11 @@ def detect_drift(
             if left is not None:
                 kept = ", ".join(f"{k} {v}" for k, v in sorted(left.provider_ids.items()))
                 reason = text_of(DriftReason.GROUP_GONE, ids=kept)
+            elif (named := named_by_record(refresh, snapshot, record.address)) is not None:
+                reason += (
+                    f"; the ids recorded for it name this state's {named.address} "
+                    f"({shown_ids(named)}): were the records' ids swapped or edited by hand?"
+                )
             drifted.append(
                 ResourceDrift(
                     record.address,
@@ -230,7 +237,7 @@ def detect_drift(
             o.address,
             o.resource_type,
             dict(o.provider_ids),
-            text_of(DriftReason.UNMANAGED, hint=import_hint(o)),
+            text_of(DriftReason.UNMANAGED, hint=import_hint(o, snapshot)),
         )
         for o in refresh.orphans
         if o.address not in leftovers

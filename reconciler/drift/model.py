@@ -47,8 +47,8 @@ class DriftReason(enum.StrEnum):
 TEXT: dict[NoteCode | DriftReason, str] = {
     NoteCode.SCHEDULER_MOVED: "{count} instances wanted, inside the bounds {low}..{high}: "
     "the scheduler owns this count, so it is not drift",
-    NoteCode.PENDING_ADOPTION: "created by an apply that was interrupted before recording it: "
-    "the next apply adopts it",
+    NoteCode.PENDING_ADOPTION: "created by an apply that stopped before recording it "
+    "(interrupted, or failed after making it): the next apply adopts it",
     NoteCode.LEFT_BEHIND: "{ids} is recorded for it but no longer used: the next apply deletes it",
     NoteCode.SHORTFALL: "{running} of {desired} instances run: {who} the missing {missing}",
     DriftReason.CHANGED: "changed outside poolform: {attributes}",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 
 from providers.protocol import Observed, Provider
 from providers.retry import Clock, RetryPolicy
-from reconciler.drift.accept import accept_reality
+from reconciler.drift.accept import accept_reality, unplaced_drift
 from reconciler.drift.compare import detect_drift
 from reconciler.drift.model import DriftReport
 from reconciler.plan.inputs import RefreshedSnapshot
@@ -77,4 +77,5 @@ def _refreshed(
     report = detect_drift(compared, observed, salt, matched)
     drifted = {d.address: tuple(a.attribute for a in d.attributes) for d in report.drifted}
     reality = accept_reality(snapshot, report, salt, forget_deleted=False)
-    return Refresh(report, RefreshedSnapshot(reality, matched, drifted))
+    unplaced = unplaced_drift(snapshot, report, salt)
+    return Refresh(report, RefreshedSnapshot(reality, matched, drifted, unplaced))

@@ -295,7 +295,12 @@ def _read(listing: Listing, directory: Path) -> Reading:
 
 
 def _declares_nothing(source: SourceFile) -> Diagnostic:
-    what = "is empty" if not source.raw.strip() else "holds no document (only comments or `---`)"
+    # A file of `~` or `null` holds a document, a null one: it declares nothing all the same.
+    what = (
+        "is empty"
+        if not source.raw.strip()
+        else "declares nothing (only comments, `---` or null documents such as `~`)"
+    )
     return Diagnostic(
         "warning",
         "empty-file",

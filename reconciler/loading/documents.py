@@ -132,9 +132,34 @@ def _whole(source: SourceFile) -> FileDocuments:
     return FileDocuments(refs, dict(enumerate(parsed)))
 
 
+# `%YAML 1.1` at the start of a document: poolform reads every file as YAML 1.2.
+_VERSION_DIRECTIVE = re.compile(rb"^%YAML[ \t]+([^\s#]*)", re.MULTILINE)
+
+
+def _refuse_other_versions(raw: bytes) -> None:
+    """A file that says it is YAML 1.1 (`%YAML 1.1`) would be read as 1.2 all the same, and
+    the two read the same text differently: `no` and `on` are text in 1.2, false and true in
+    1.1; `017` is 17 in 1.2, 15 in 1.1. A YAML 1.1 tool (PyYAML, ruamel honouring the
+    directive) reads another capacity from the file than poolform plans; say so instead."""
+    if not (raw.startswith(b"%") or b"\n%" in raw):
+        return
+    for match in _VERSION_DIRECTIVE.finditer(raw):
+        version = match.group(1).decode("utf-8", "replace")
+        if version != "1.2":
+            raise YamlProblem(
+                f"`%YAML {version}`: poolform reads YAML 1.2, where `no`, `on` and `yes` are "
+                "text and `017` is 17 (YAML 1.1 reads false, true, true and 15); remove the "
+                "directive, and write booleans as true/false and octal as 0o17",
+                raw.count(b"\n", 0, match.start()) + 1,
+                1,
+                "yaml-version",
+            )
+
+
 def read_documents(source: SourceFile) -> FileDocuments:
     """The documents of one file. Raises YamlProblem for anything wrong at the YAML level."""
     raw = body(source)
+    _refuse_other_versions(raw)
     docs = fast_parse(raw)
     if docs is not None and len(docs) == expected_documents(raw):
         return FileDocuments(

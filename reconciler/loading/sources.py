@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from reconciler.errors import Diagnostic, Location, PoolformError, YamlProblem
+from reconciler.errors import Diagnostic, Location, PathNotFound, PoolformError, YamlProblem
 from schemas.text import printable
 
 MAX_FILE_BYTES = 32 * 1024 * 1024
@@ -169,7 +169,7 @@ def _refuse_non_directory(directory: Path) -> None:
         raise NotAConfigurationDirectory(directory)
     if directory.exists() or directory.is_symlink():
         raise PoolformError(f"{shown} is not a directory")
-    raise PoolformError(f"{shown} does not exist")
+    raise PathNotFound(shown)
 
 
 def list_sources(directory: Path) -> Listing:
@@ -212,7 +212,7 @@ def list_sources(directory: Path) -> Listing:
 def read_single_file(path: Path) -> Listing:
     """One file given on its own (`validate FILE`), whatever its name."""
     if not path.exists() and not path.is_symlink():
-        raise PoolformError(f"{printable(str(path))} does not exist")
+        raise PathNotFound(printable(str(path)))
     found = read_source(path)
     if isinstance(found, SourceFile):
         return Listing([found], [])

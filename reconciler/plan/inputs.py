@@ -24,6 +24,9 @@ class RefreshedSnapshot:
     snapshot: StateSnapshot  # the records, drifted attributes set to reality (deleted ones kept)
     found: RefreshResult = field(default_factory=RefreshResult)
     drifted: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # address -> attributes
+    # Of those, the ones with no place in the record (a worker pool's chosen instance type):
+    # a diff of the records cannot show them, only a replace restores them.
+    unplaced: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def unrefreshed(cls, snapshot: StateSnapshot) -> RefreshedSnapshot:

@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reconciler.errors import PoolformError
+from reconciler.errors import PathNotFound, PoolformError
+from reconciler.loading.sources import SUFFIXES
 from reconciler.plan.model import Plan
 from reconciler.plan.reread import Reread
 
@@ -99,6 +100,24 @@ def write_plan(
         raise PoolformError(f"cannot save the plan to {path}: {exc.strerror or exc}") from None
 
 
+def refuse_plan_among_configuration(path: Path, directory: Path) -> None:
+    """`-out` naming a `*.yaml` / `*.yml` file in the configuration directory: the plan (JSON,
+    which reads as YAML) would be one of the configuration's files, so the next plan, and the
+    apply of this one, would stop on its `unknown kind poolform-plan`."""
+    if not path.name.endswith(SUFFIXES):
+        return
+    try:
+        among = os.path.samefile(path.parent, directory)
+    except OSError:  # either is missing: the plan or the write says so
+        return
+    if among:
+        raise PoolformError(
+            f"-out {path}: a plan saved among the configuration's *.yaml / *.yml files would be "
+            "read as one of them; nothing was saved",
+            hint="save it outside the configuration directory, or under another name (plan.bin)",
+        )
+
+
 def _refuse_to_overwrite(path: Path) -> None:
     """`-out` replaces an earlier plan file (or an empty file), never anything else: a
     configuration's own YAML file or a user's file given by mistake is kept."""
@@ -142,6 +161,8 @@ def read_plan(path: Path) -> SavedPlan:
         raise _not_json(path) from None
     except UnicodeDecodeError:
         raise _not_json(path) from None
+    except FileNotFoundError:
+        raise PathNotFound(str(path)) from None
     except OSError as exc:
         raise PoolformError(f"{path} is not a readable plan file: {exc}") from None
     except RecursionError:  # nesting no plan has: a hostile or damaged file

@@ -13,8 +13,15 @@ from reconciler.plan.expand import DesiredResource, expand
 from reconciler.plan.graph import build_order
 from reconciler.plan.inputs import RefreshedSnapshot
 from reconciler.plan.model import Action, Plan, PlanOptions, ResourceChange
-from reconciler.plan.reasons import Reason, reason_text
-from reconciler.plan.refresh import RefreshResult, Shortfall, is_left_behind, unrecorded_notice
+from reconciler.plan.reasons import MISSING_IDS_ELSEWHERE, Reason, reason_text
+from reconciler.plan.refresh import (
+    RefreshResult,
+    Shortfall,
+    is_left_behind,
+    named_by_record,
+    shown_ids,
+    unrecorded_notice,
+)
 from reconciler.plan.targets import target_matches
 from state import ResourceRecord, StateSnapshot
 
@@ -108,12 +115,23 @@ def make_plan(
         )
         if address in refresh.adoptable and change.action is Action.CREATE:
             change = _retitled(change, Reason.ADOPT)
+        elif gone and (named := named_by_record(refresh, snapshot, address)) is not None:
+            change = replace(
+                _retitled(change, Reason.MISSING),
+                reason=MISSING_IDS_ELSEWHERE.format(other=named.address, ids=shown_ids(named)),
+            )
         elif gone:
             change = _retitled(change, Reason.MISSING)
         elif vanished:
             change = _retitled(change, Reason.GONE)
         elif address in refreshed.drifted and resource is not None:
-            change = _restoring(change, refreshed.drifted[address], resource, record)
+            change = _restoring(
+                change,
+                refreshed.drifted[address],
+                resource,
+                record,
+                unplaced=refreshed.unplaced.get(address, ()),
+            )
         if change.action is Action.NOOP and (short := refresh.shortfalls.get(address)):
             change = _healing(change, short)
         if record is not None and record.tainted and change.action in (Action.NOOP, Action.UPDATE):
@@ -187,7 +205,7 @@ def _unrecorded(refresh: RefreshResult, options: PlanOptions, snapshot: StateSna
     """Resources carrying this state's tags that nothing proves poolform made: reported with
     the import that takes them back, never deleted (a `state rm` must not turn into a delete)."""
     return [
-        unrecorded_notice(orphan)
+        unrecorded_notice(orphan, snapshot)
         for orphan in refresh.orphans
         if not is_left_behind(snapshot, orphan) and _in_scope(orphan.address, options)
     ]
@@ -215,10 +233,14 @@ def _restoring(
     drifted: tuple[str, ...],
     resource: DesiredResource,
     record: ResourceRecord | None,
+    *,
+    unplaced: tuple[str, ...],
 ) -> ResourceChange:
     """The change that undoes drift. A drifted attribute with no place in the record (a worker
     pool's chosen instance type, a count outside the bounds) is restored by replacing or
-    resizing the resource, since a diff of the records cannot show it."""
+    resizing the resource, since a diff of the records cannot show it. Drift that the record
+    holds and that already is what the configuration declares (changed by hand to the value
+    the YAML was then changed to) needs nothing: it was replaced with an empty body."""
     names = ", ".join(drifted)
     if change.action is Action.NOOP and record is not None:
         only_count = all(attribute == "desired" for attribute in drifted)
@@ -226,6 +248,8 @@ def _restoring(
             return replace(
                 _retitled(change, Reason.DRIFT_COUNT), action=Action.UPDATE, update_kind="resize"
             )
+        if not unplaced:
+            return change
         change = classify(
             resource, record.attributes, resource.address, resource.resource_type,
             force_replace=True,

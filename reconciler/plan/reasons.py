@@ -45,7 +45,8 @@ TEXT: dict[Reason, str] = {
     Reason.MISSING: "recorded, but missing from the provider: it will be recreated",
     Reason.GONE: "recorded, but not found in the provider under this state's tags: only its "
     "record is removed (nothing is deleted by the ids it records)",
-    Reason.ADOPT: "created by an interrupted apply: it will be adopted, not duplicated",
+    Reason.ADOPT: "created by an apply that stopped before recording it (interrupted, or failed "
+    "after making it): it will be adopted, not duplicated",
     Reason.TAINTED: "tainted: the last apply did not finish it",
     Reason.DRIFT: "changed outside poolform ({attributes}); {then}",
     Reason.DRIFT_COUNT: "changed outside poolform (desired): the running count is outside the "
@@ -64,6 +65,14 @@ TEXT: dict[Reason, str] = {
 CLUSTER_DEFAULTS_GONE = (
     "no default pools are declared any more: only the scheduler's recorded defaults go, "
     "nothing in the cloud"
+)
+
+# MISSING when the record's ids name another address's object of this state (the ids of two
+# records swapped or edited by hand): the object is there, under the other address's tags.
+MISSING_IDS_ELSEWHERE = (
+    "recorded, but the ids recorded for it name this state's {other} ({ids}), not it: were "
+    "the records' ids swapped or edited by hand? It will be created again; to keep the objects "
+    "instead, `poolform state rm` the records and `poolform import` each at its own address"
 )
 
 # Reasons of changes that undo drift: worth saying even on an ordinary update.

@@ -110,8 +110,44 @@ def is_left_behind(snapshot: StateSnapshot, orphan: Observed) -> bool:
     )
 
 
-def import_hint(orphan: Observed) -> str:
+def recorded_elsewhere(snapshot: StateSnapshot, orphan: Observed) -> str | None:
+    """The address of another record whose ids name `orphan` (tagged for its own address):
+    the two records' ids were swapped or edited by hand."""
+    for record in snapshot:
+        if record.address != orphan.address and is_same_resource(record.provider_ids, orphan):
+            return record.address
+    return None
+
+
+def named_by_record(
+    refresh: RefreshResult, snapshot: StateSnapshot, address: str
+) -> Observed | None:
+    """The object of this state, tagged for another address, that `address`'s record names."""
+    record = snapshot.get(address)
+    if record is None:
+        return None
+    return next(
+        (
+            o
+            for o in refresh.orphans
+            if o.address != address and is_same_resource(record.provider_ids, o)
+        ),
+        None,
+    )
+
+
+def shown_ids(observed: Observed) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(observed.provider_ids.items()))
+
+
+def import_hint(orphan: Observed, snapshot: StateSnapshot | None = None) -> str:
     """How to take an unrecorded resource back under management (or why it cannot be)."""
+    other = None if snapshot is None else recorded_elsewhere(snapshot, orphan)
+    if other is not None:
+        return (
+            f"its ids are recorded for {other} (were the records' ids swapped or edited by "
+            f"hand?): `poolform state rm {other}`, then import each object at its own address"
+        )
     ids = orphan.provider_ids
     key = "group" if "group" in ids else "object" if "object" in ids else None
     if key is None:
@@ -120,10 +156,9 @@ def import_hint(orphan: Observed) -> str:
     return f"take it back under management with: poolform import {orphan.address} {ids[key]}"
 
 
-def unrecorded_notice(orphan: Observed) -> str:
+def unrecorded_notice(orphan: Observed, snapshot: StateSnapshot | None = None) -> str:
     """The plan's one-line report of a resource no record accounts for (never deleted)."""
-    shown = ", ".join(f"{k} {v}" for k, v in sorted(orphan.provider_ids.items()))
     return (
-        f"warning: {orphan.address} ({shown}) carries this state's tags but no record accounts "
-        f"for it; poolform leaves it alone: {import_hint(orphan)}"
+        f"warning: {orphan.address} ({shown_ids(orphan)}) carries this state's tags but no "
+        f"record accounts for it; poolform leaves it alone: {import_hint(orphan, snapshot)}"
     )

@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
-from reconciler.render.common import flatten, fmt
+from typing import Any
+
+from reconciler.loading.configuration import dotted
+from reconciler.render.common import fmt
 from reconciler.render.escape import one_line
 from state import ResourceRecord
 
@@ -19,7 +22,7 @@ def render_state(records: tuple[ResourceRecord, ...]) -> str:
 def _block(record: ResourceRecord) -> str:
     heading = f"# {one_line(record.address)}:" + (" (tainted)" if record.tainted else "")
     lines = [heading]
-    leaves = [(one_line(path), fmt(value)) for path, value in flatten(record.attributes)]
+    leaves = [(one_line(path), fmt(value)) for path, value in _leaves(record.attributes, ())]
     leaves += [
         (f"id.{one_line(kind)}", fmt(value)) for kind, value in sorted(record.provider_ids.items())
     ]
@@ -29,3 +32,23 @@ def _block(record: ResourceRecord) -> str:
         after = ", ".join(one_line(address) for address in record.dependencies)
         lines.append(f"    (after {after})")
     return "\n".join(lines) + "\n"
+
+
+def _leaves(value: Any, path: tuple[Any, ...]) -> list[tuple[str, Any]]:
+    """The leaves of an attribute map, each at its path as validate writes one: a key that
+    holds a `.` (a custom resource key `example.com/fpga`, a file_mounts target) is quoted,
+    `capacity["a.b"]`, so it never reads as a nested key. Nulls are skipped; a list of
+    scalars and an empty map or list are one leaf."""
+    found: list[tuple[str, Any]] = []
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        step = (*path, key)
+        if item is None:
+            continue
+        if (isinstance(item, dict) and item) or (
+            isinstance(item, list) and any(isinstance(v, dict | list) for v in item)
+        ):
+            found += _leaves(item, step)
+        else:
+            found.append((dotted(step), item))
+    return found

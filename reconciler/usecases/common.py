@@ -16,6 +16,7 @@ from reconciler.loading import Configuration, NothingDeclared
 from reconciler.plan import Action, Plan
 from reconciler.plan.expand import environment_names
 from reconciler.workspace import nothing_carries, open_provider, state_path
+from schemas import Job
 from state import StateSnapshot
 from state.lineage import check_lineage
 
@@ -52,14 +53,25 @@ def refuse_emptied(configuration: Configuration, snapshot: StateSnapshot, destro
     """A configuration that declares nothing is refused, as Terraform refuses a directory with
     no configuration files: it is the wrong directory, or one emptied by mistake, far more often
     than a wish to delete everything, which takes `destroy`."""
-    if destroy or configuration.documents:
+    # A Job is not planned (jobs submit runs it): a directory left with only jobs, its other
+    # files moved or deleted, declares nothing either; it planned to delete everything.
+    if destroy or any(not isinstance(d.model, Job) for d in configuration.documents):
         return
+    where = configuration.directory
+    only_jobs = (
+        " (only jobs, which plans leave to `jobs submit`)" if configuration.documents else ""
+    )
+    if len(snapshot) == 0 and only_jobs:
+        raise PoolformError(
+            f"{where} declares nothing to plan{only_jobs}",
+            hint="point poolform at the directory that holds the configuration; "
+            "`poolform jobs submit FILE` runs a job",
+        )
     if len(snapshot) == 0:
         raise NothingDeclared(configuration.directory, configuration.file_count)
-    where = configuration.directory
     raise PoolformError(
-        f"{where} declares nothing, but its state records {len(snapshot)} resource(s): "
-        "refusing to plan their deletion",
+        f"{where} declares nothing{only_jobs}, but its state records {len(snapshot)} "
+        "resource(s): refusing to plan their deletion",
         hint=f"to delete them, run `poolform destroy {where}`; otherwise restore the "
         "configuration's files",
     )

@@ -85,13 +85,20 @@ def import_resource(
                 raise PoolformError(
                     f"{address} is already managed", hint="`poolform state rm` it first"
                 )
-            owner = next(
-                (r.address for r in snapshot if provider_id in r.provider_ids.values()), None
-            )
+            if not provider_id.strip():  # the provider would look for an id of blanks
+                raise PoolformError(f"{address}: the ID is empty; give the provider's id")
+            owner = next((r for r in snapshot if provider_id in r.provider_ids.values()), None)
+            if owner is not None and owner.resource_type != desired.resource_type:
+                # Moving it would be refused after the `state rm` the hint asked for: say so.
+                raise PoolformError(
+                    f"{provider_id} is already managed as {owner.address}, a "
+                    f"{owner.resource_type}: it cannot be imported at {address}, a "
+                    f"{desired.resource_type}"
+                )
             if owner is not None:
                 raise PoolformError(
-                    f"{provider_id} is already managed as {owner}",
-                    hint=f"`poolform state rm {owner}` first to move it to {address}",
+                    f"{provider_id} is already managed as {owner.address}",
+                    hint=f"`poolform state rm {owner.address}` first to move it to {address}",
                 )
             if local_cloud_empty(configuration):  # opened, it would be made, empty
                 raise PoolformError(

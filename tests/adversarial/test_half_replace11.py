@@ -78,7 +78,7 @@ def test_a_half_done_replacement_says_so_and_the_next_apply_finishes_it(
 
     drift = pf("drift", config)
     assert drift.returncode == 2
-    assert "created by an apply that was interrupted before recording it" in drift.stdout
+    assert "created by an apply that stopped before recording it" in drift.stdout
     (entry,) = (x for x in drift.stdout.splitlines() if x.startswith(("  ~ ", "  - ")))
     assert machine_type in entry and "an apply was interrupted while replacing it" in entry
 

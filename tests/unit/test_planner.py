@@ -95,6 +95,7 @@ class Case:
     half_made: tuple[Observed, ...] = ()
     shortfalls: dict[str, Shortfall] = field(default_factory=dict)
     drifted: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    unplaced: dict[str, tuple[str, ...]] = field(default_factory=dict)  # no place in the record
 
 
 def tainted(address: str) -> Records:
@@ -245,6 +246,14 @@ CASES = [
         [(CPU, Action.REPLACE, Reason.DRIFT_REPLACE)],
         applied=config(),
         drifted={CPU: ("template_data",)},
+        unplaced={CPU: ("template_data",)},
+    ),
+    Case(
+        "drift the records show, already what is declared (changed by hand, then in the YAML)",
+        config(),
+        [],
+        applied=config(),
+        drifted={CPU: ("instance_type",)},
     ),
     Case(
         "a part a recorded resource no longer uses: deleted",
@@ -304,7 +313,7 @@ def plan_for(case: Case, tmp_path: Path) -> Plan:
         half_made=case.half_made,
         shortfalls=case.shortfalls,
     )
-    refreshed = RefreshedSnapshot(snapshot, found, case.drifted)
+    refreshed = RefreshedSnapshot(snapshot, found, case.drifted, case.unplaced)
     return make_plan(declared, refreshed, case.options, salt=LINEAGE, environment={})
 
 
