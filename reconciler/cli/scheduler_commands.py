@@ -24,6 +24,7 @@ from reconciler.cli.scheduler_options import (
     Duration,
     Seconds,
     dir_option,
+    env_names_value,
     json_option,
     name_option_value,
     pool_option_value,
@@ -371,6 +372,15 @@ def scheduler() -> None:
     show_default=True,
     help="Jobs running at once at most, whatever the pools allow: each is a local process.",
 )
+@click.option(
+    "--pass-env",
+    "pass_env",
+    multiple=True,
+    metavar="NAME",
+    callback=env_names_value,
+    help="A variable of this environment its jobs get too (repeatable); by default they get "
+    "only PATH, HOME, USER, LOGNAME, LANG, LC_*, TZ, TMPDIR, SHELL, TERM and their envs.",
+)
 @dir_option
 def scheduler_run(
     once: bool,
@@ -378,6 +388,7 @@ def scheduler_run(
     grace: float,
     max_bypass: int,
     max_running: int,
+    pass_env: tuple[str, ...],
     directory: Path | None,
 ) -> None:
     """Watch the applied pools and the queue; admit, start and preempt jobs. Stop with Ctrl-C
@@ -408,7 +419,7 @@ def scheduler_run(
                 + (f"; jobs run on {place.describe()}" if place is not None else "")
             ])  # fmt: skip
 
-    ctx = job_context(directory)
+    ctx = job_context(directory, pass_env=pass_env)
     previous = [signal.signal(s, ask_stop) for s in (signal.SIGINT, signal.SIGTERM)]
     try:
         run_led(

@@ -14,7 +14,7 @@ import fcntl
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,12 +154,13 @@ def open_context(
     read_state: Callable[[], StateSnapshot | None],
     clock: Callable[[], float] = time.time,
     store: SchedulerStore | None = None,  # a team's (PostgreSQL); SQLite beside the state else
+    pass_env: Sequence[str] = (),  # the scheduler's variables its jobs get (--pass-env)
 ) -> SchedulerContext:
     state_dir = Path(state_dir).resolve()  # what derives from it stays right after a chdir
     state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return SchedulerContext(
         store=store if store is not None else SqliteStore(state_dir / STORE_NAME),
-        executor=LocalExecutor(state_dir / JOBS_DIR),
+        executor=LocalExecutor(state_dir / JOBS_DIR, pass_env),
         read_config=config_reader(read_state, state_dir),
         clock=clock,
         state_dir=state_dir,
