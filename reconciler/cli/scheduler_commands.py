@@ -448,9 +448,13 @@ def scheduler_run(
 
 def _report(report: CycleReport, always: bool) -> None:
     from reconciler.printable import one_line
-    from reconciler.scheduler.text import cycle_line, elsewhere_lines
+    from reconciler.scheduler.text import cycle_line, elsewhere_lines, input_lines
 
-    for line in elsewhere_lines(report):
+    for line in (*([] if always else input_lines(report)), *elsewhere_lines(report)):
         click.echo(one_line(line), err=True)
     if report.eventful or always:
         click.echo(cycle_line(report))
+    if always and report.unreadable is not None:
+        # One cycle asked for, and it could decide nothing: an error (after the watch of the
+        # running jobs), as a job command's read of that state is.
+        raise PoolformError(report.unreadable)

@@ -22,11 +22,12 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.applied import applied_config
 from reconciler.scheduler.executor import Executor
 from reconciler.scheduler.local_executor import LocalExecutor
-from reconciler.scheduler.loop import MarkWorkers
+from reconciler.scheduler.loop import InputUnreadable, MarkWorkers
 from reconciler.scheduler.model import AppliedConfig
 from reconciler.scheduler.sqlite_store import SqliteStore
 from reconciler.scheduler.store import SchedulerStore
 from state import ResourceRecord, StateSnapshot
+from state.errors import StateError
 
 STORE_NAME = "scheduler.db"
 LOCK_NAME = "scheduler.lock"
@@ -94,6 +95,16 @@ def config_reader(
     kept: list[tuple[object, Mapping[str, ResourceRecord], AppliedConfig]] = []
 
     def read() -> AppliedConfig:
+        from providers.protocol import ProviderError
+
+        try:
+            return configuration()
+        except (StateError, ProviderError, sqlite3.Error, OSError) as error:
+            # There but unreadable (a backup copied over it, a half-written file, a server
+            # restarting): the loop says so and tries again; a job command says it and stops.
+            raise InputUnreadable(str(error)) from error
+
+    def configuration() -> AppliedConfig:
         state = read_state()
         if state is None:
             kept.clear()

@@ -148,9 +148,24 @@ def elsewhere_lines(report: CycleReport) -> list[str]:
     ]
 
 
+def input_lines(report: CycleReport) -> list[str]:
+    """Once when the applied state (or the local cloud's workers) cannot be read, once for
+    each other reason, and once when it can again: not at every cycle of a long outage."""
+    if report.unreadable is not None and report.unreadable_news:
+        return [
+            f"scheduler: cannot read the applied configuration: {report.unreadable}; "
+            "watching the running jobs, deciding nothing, reading it again every cycle"
+        ]
+    if report.readable_again:
+        return ["scheduler: the applied configuration is readable again; deciding again"]
+    return []
+
+
 def cycle_line(report: CycleReport) -> str:
     parts = []
-    if report.no_state:
+    if report.unreadable is not None:
+        parts.append("applied state unreadable: nothing decided")
+    elif report.no_state:
         parts.append("no applied state found (poolform apply, or is it moved?): nothing decided")
     elif report.serial_moved:
         parts.append(f"applied configuration changed (state serial {report.serial})")
