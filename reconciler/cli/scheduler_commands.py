@@ -323,15 +323,16 @@ def pools_status(name: str | None, as_json: bool, directory: Path | None) -> Non
     if as_json:
         _echo_json(pools_json(found))
         return
-    if not found:
+    if not found.pools and name is None:
         # State is there (job_context refuses a configuration never applied): its last apply
         # left no pool, and "apply first" would be wrong.
         click.echo("No pools are applied: the applied configuration declares none.")
-    from reconciler.scheduler.text import pool_usage
+    from reconciler.scheduler.text import deleted_pools, pool_usage
 
     bars = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
-    for pool in found:
+    for pool in found.pools:
         _lines(pool_usage(pool, bars))
+    _lines(deleted_pools(found.deleted))
 
 
 # -- scheduler -------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from reconciler.scheduler.amounts import show, show_all
 from reconciler.scheduler.explain import label
 from reconciler.scheduler.jobs import JobDetail
 from reconciler.scheduler.loop import CycleReport
-from reconciler.scheduler.pools import PoolStatus
+from reconciler.scheduler.pools import DeletedPool, PoolStatus
 from reconciler.scheduler.store import JobRecord
 from reconciler.scheduler.views import iso
 
@@ -111,6 +111,19 @@ def pool_usage(pool: PoolStatus, bars: bool) -> list[str]:
         )
     for worker, job in pool.workers:
         lines.append(f"  worker {worker}: {'job ' + str(job) if job else 'free'}")
+    return lines
+
+
+def deleted_pools(deleted: Sequence[DeletedPool]) -> list[str]:
+    """The pools an apply removed whose jobs still run (they hold no capacity of any pool)."""
+    if not deleted:
+        return []
+    lines = ["deleted pools still running jobs (an apply removed them; they hold no capacity):"]
+    for pool in deleted:
+        ids = ", ".join(_runs([(i, "") for i in pool.jobs]))
+        lines.append(
+            f"  {pool.name}: {len(pool.jobs)} running (job{'s' * (len(pool.jobs) > 1)} {ids})"
+        )
     return lines
 
 
