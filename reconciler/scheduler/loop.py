@@ -203,6 +203,11 @@ class SchedulerLoop:
                 result = worker_removed(job, None, serial) if fenced else interrupted(job)
                 endings.append(Ended(job.id, job.attempt, result))
             elif seen.phase is Phase.EXITED:
+                if job.pid is not None and (job.stop is not None or removing(job)):
+                    # Asked to stop, it ended, but what it started in its process group may
+                    # ignore SIGTERM (a daemon holding the GPU): the whole group was asked to
+                    # stop, and its capacity is released now, so the rest is killed now.
+                    self.executor.signal(job.id, job.attempt, job.pid, kill=True)
                 code = seen.exit_code
                 result = worker_removed(job, code, serial) if gone else ending(job, code)
                 endings.append(Ended(job.id, job.attempt, result))
