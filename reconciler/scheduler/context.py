@@ -118,7 +118,19 @@ def config_reader(
         workers = None
         if groups:
             from providers.local.inventory import ready_workers
+            from providers.local.store import DB_NAME
 
+            cloud = state_dir / DB_NAME
+            if not cloud.exists() and (state_dir / "workers").is_dir():
+                # The local cloud lived here (its workers' directories are here) and its
+                # database is gone (moved away, a restore under way): its workers are not known
+                # to be gone, and taking them for removed would stop every job they run. (A
+                # checkout sharing only a team state never had a local cloud: it has no
+                # workers, as before.)
+                raise InputUnreadable(
+                    f"{cloud} is not there, though the applied state has local worker pools "
+                    f"({', '.join(sorted(groups))}) whose workers it keeps"
+                )
             found = ready_workers(state_dir, groups)
             workers = {
                 name: [(wid, directory) for wid, directory in rows] for name, rows in found.items()

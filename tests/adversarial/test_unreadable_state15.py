@@ -12,9 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.adversarial.scheduler_setup import applied, job_file
-from tests.scenario.installed import poolform_command
-from tests.scheduler.scenario import ok, statuses, wait_until
+from tests.adversarial.scheduler_setup import (
+    applied,
+    group_alive,
+    job_file,
+    job_group,
+    listed,
+    refused,
+)
+from tests.scenario.installed import poolform, poolform_command
+from tests.scheduler.scenario import cycle_until, ok, statuses, wait_until
 
 GARBAGE = b"this is not a database\n" * 200
 
@@ -67,3 +74,32 @@ def test_the_loop_waits_out_an_unreadable_input_and_keeps_its_jobs(
     assert str(path.parent) in text, text  # where: the file, or the local cloud's directory
     assert text.count("readable again") == 1, text
     assert "Traceback" not in text and "internal error" not in text, text
+
+
+def test_a_local_cloud_moved_away_stops_no_job_on_its_workers(tmp_path: Path) -> None:
+    """Its database missing (moved away, a restore under way) was read as every worker gone:
+    the job on a worker was stopped as "removed by the apply of state serial N", though no
+    apply ran. It is now an input that cannot be read: nothing is stopped or decided."""
+    directory = applied(tmp_path)
+    ends = tmp_path / "ends"
+    job = job_file(
+        tmp_path, f"kind: Job\nname: j\npool: w\nrun: while [ ! -e {ends} ]; do sleep 0.05; done\n"
+    )
+    ok("jobs", "submit", job, "--chdir", directory)
+    try:
+        ok("scheduler", "run", "--once", "--chdir", directory)
+        wait_until("it runs", lambda: (directory / ".poolform/jobs/1/attempt-1/claim/pid").exists())
+        group = job_group(directory, 1)
+        cloud = directory / ".poolform" / "local-cloud.db"
+        cloud.rename(tmp_path / "local-cloud.db")
+        result = poolform("scheduler", "run", "--once", "--chdir", directory)
+        refused(result, f"{cloud} is not there")
+        assert statuses(directory) == {1: "running"}
+        assert group_alive(group)  # not sent SIGTERM
+        (tmp_path / "local-cloud.db").rename(cloud)
+        ends.touch()
+        cycle_until(directory, "it ended", lambda: statuses(directory) == {1: "succeeded"})
+    finally:
+        ends.touch()
+    (shown,) = listed(directory)
+    assert shown["reason"]["code"] == "succeeded", shown
