@@ -24,6 +24,7 @@ from reconciler.cli.scheduler_options import (
     Duration,
     Seconds,
     dir_option,
+    env_names_value,
     json_option,
     name_option_value,
     pool_option_value,
@@ -322,15 +323,16 @@ def pools_status(name: str | None, as_json: bool, directory: Path | None) -> Non
     if as_json:
         _echo_json(pools_json(found))
         return
-    if not found:
+    if not found.pools and name is None:
         # State is there (job_context refuses a configuration never applied): its last apply
         # left no pool, and "apply first" would be wrong.
         click.echo("No pools are applied: the applied configuration declares none.")
-    from reconciler.scheduler.text import pool_usage
+    from reconciler.scheduler.text import deleted_pools, pool_usage
 
     bars = sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
-    for pool in found:
+    for pool in found.pools:
         _lines(pool_usage(pool, bars))
+    _lines(deleted_pools(found.deleted))
 
 
 # -- scheduler -------------------------------------------------------------------------------
@@ -371,6 +373,15 @@ def scheduler() -> None:
     show_default=True,
     help="Jobs running at once at most, whatever the pools allow: each is a local process.",
 )
+@click.option(
+    "--pass-env",
+    "pass_env",
+    multiple=True,
+    metavar="NAME",
+    callback=env_names_value,
+    help="A variable of this environment its jobs get too (repeatable); by default they get "
+    "only PATH, HOME, USER, LOGNAME, LANG, LC_*, TZ, TMPDIR, SHELL, TERM and their envs.",
+)
 @dir_option
 def scheduler_run(
     once: bool,
@@ -378,6 +389,7 @@ def scheduler_run(
     grace: float,
     max_bypass: int,
     max_running: int,
+    pass_env: tuple[str, ...],
     directory: Path | None,
 ) -> None:
     """Watch the applied pools and the queue; admit, start and preempt jobs. Stop with Ctrl-C
@@ -408,7 +420,7 @@ def scheduler_run(
                 + (f"; jobs run on {place.describe()}" if place is not None else "")
             ])  # fmt: skip
 
-    ctx = job_context(directory)
+    ctx = job_context(directory, pass_env=pass_env)
     previous = [signal.signal(s, ask_stop) for s in (signal.SIGINT, signal.SIGTERM)]
     try:
         run_led(
@@ -437,9 +449,13 @@ def scheduler_run(
 
 def _report(report: CycleReport, always: bool) -> None:
     from reconciler.printable import one_line
-    from reconciler.scheduler.text import cycle_line, elsewhere_lines
+    from reconciler.scheduler.text import cycle_line, elsewhere_lines, input_lines
 
-    for line in elsewhere_lines(report):
+    for line in (*([] if always else input_lines(report)), *elsewhere_lines(report)):
         click.echo(one_line(line), err=True)
     if report.eventful or always:
         click.echo(cycle_line(report))
+    if always and report.unreadable is not None:
+        # One cycle asked for, and it could decide nothing: an error (after the watch of the
+        # running jobs), as a job command's read of that state is.
+        raise PoolformError(report.unreadable)

@@ -3,6 +3,7 @@ and executor beside that configuration's applied state (or in its PostgreSQL tea
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,11 @@ def _real(path: Path) -> Path:
 
 
 def job_context(
-    directory: Path | None, near: Path | None = None, *, submitting: bool = False
+    directory: Path | None,
+    near: Path | None = None,
+    *,
+    submitting: bool = False,
+    pass_env: Sequence[str] = (),
 ) -> SchedulerContext:
     """The scheduler's store and executor beside the configuration's state, reading state
     through one consistent read per call (no lock, no serial change)."""
@@ -78,7 +83,7 @@ def job_context(
             backend.close()
 
     store = team_store(configuration, where, submitting)
-    return open_context(path.parent, read_state, store=store)
+    return open_context(path.parent, read_state, store=store, pass_env=pass_env)
 
 
 def nothing_applied(where: Path) -> PoolformError:

@@ -70,6 +70,22 @@ def pool_option_value(ctx: click.Context, param: click.Parameter, value: str | N
     return value
 
 
+def env_names_value(
+    _ctx: click.Context, _param: click.Parameter, value: tuple[str, ...]
+) -> tuple[str, ...]:
+    """`--pass-env NAME`: a shell variable's name each (a name with `=` or a space would be
+    taken for something else, and an empty one passes nothing on)."""
+    from reconciler.scheduler.job_environment import ENV_NAME
+
+    for name in value:
+        if not ENV_NAME.fullmatch(name):
+            shown = name if len(name) <= 60 else name[:60] + "..."
+            raise click.BadParameter(
+                f"{shown!r} is not a variable's name (letters, digits and '_', not first a digit)"
+            )
+    return value
+
+
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")(
         function

@@ -14,7 +14,7 @@ import fcntl
 import os
 import sqlite3
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,11 +22,12 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.applied import applied_config
 from reconciler.scheduler.executor import Executor
 from reconciler.scheduler.local_executor import LocalExecutor
-from reconciler.scheduler.loop import MarkWorkers
+from reconciler.scheduler.loop import InputUnreadable, MarkWorkers
 from reconciler.scheduler.model import AppliedConfig
 from reconciler.scheduler.sqlite_store import SqliteStore
 from reconciler.scheduler.store import SchedulerStore
 from state import ResourceRecord, StateSnapshot
+from state.errors import StateError
 
 STORE_NAME = "scheduler.db"
 LOCK_NAME = "scheduler.lock"
@@ -94,6 +95,16 @@ def config_reader(
     kept: list[tuple[object, Mapping[str, ResourceRecord], AppliedConfig]] = []
 
     def read() -> AppliedConfig:
+        from providers.protocol import ProviderError
+
+        try:
+            return configuration()
+        except (StateError, ProviderError, sqlite3.Error, OSError) as error:
+            # There but unreadable (a backup copied over it, a half-written file, a server
+            # restarting): the loop says so and tries again; a job command says it and stops.
+            raise InputUnreadable(str(error)) from error
+
+    def configuration() -> AppliedConfig:
         state = read_state()
         if state is None:
             kept.clear()
@@ -107,7 +118,19 @@ def config_reader(
         workers = None
         if groups:
             from providers.local.inventory import ready_workers
+            from providers.local.store import DB_NAME
 
+            cloud = state_dir / DB_NAME
+            if not cloud.exists() and (state_dir / "workers").is_dir():
+                # The local cloud lived here (its workers' directories are here) and its
+                # database is gone (moved away, a restore under way): its workers are not known
+                # to be gone, and taking them for removed would stop every job they run. (A
+                # checkout sharing only a team state never had a local cloud: it has no
+                # workers, as before.)
+                raise InputUnreadable(
+                    f"{cloud} is not there, though the applied state has local worker pools "
+                    f"({', '.join(sorted(groups))}) whose workers it keeps"
+                )
             found = ready_workers(state_dir, groups)
             workers = {
                 name: [(wid, directory) for wid, directory in rows] for name, rows in found.items()
@@ -154,12 +177,13 @@ def open_context(
     read_state: Callable[[], StateSnapshot | None],
     clock: Callable[[], float] = time.time,
     store: SchedulerStore | None = None,  # a team's (PostgreSQL); SQLite beside the state else
+    pass_env: Sequence[str] = (),  # the scheduler's variables its jobs get (--pass-env)
 ) -> SchedulerContext:
     state_dir = Path(state_dir).resolve()  # what derives from it stays right after a chdir
     state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     return SchedulerContext(
         store=store if store is not None else SqliteStore(state_dir / STORE_NAME),
-        executor=LocalExecutor(state_dir / JOBS_DIR),
+        executor=LocalExecutor(state_dir / JOBS_DIR, pass_env),
         read_config=config_reader(read_state, state_dir),
         clock=clock,
         state_dir=state_dir,

@@ -272,6 +272,9 @@ def logs(
     # Incremental: a character whose bytes straddle two reads is decoded whole.
     text = codecs.getincrementaldecoder("utf-8")(errors="replace")
     place = here(ctx)
+    # Without follow: the log as it was when first read. A job writing faster than a terminal
+    # shows it would otherwise never let the command end.
+    end: int | None = None
     while True:
         record = ctx.store.get(job_id)
         done = record is None or record.status in TERMINAL
@@ -281,7 +284,10 @@ def logs(
             # it again (a preemption, a removed worker) is followed into its next attempt.
             ended = _end_seen(ctx, record, place)
             done = ended is not None and ended.status in TERMINAL
-        chunk, start = _read_from(path, offset)
+        chunk, start, size = _read_from(path, offset)
+        if not follow:
+            end = size if end is None else end
+            chunk = b"" if start < offset else chunk[: max(0, end - start)]
         if start < offset:  # truncated: what it holds now was written since
             text.reset()
         offset = start + len(chunk)
@@ -295,20 +301,21 @@ def logs(
         sleep(poll)
 
 
-def _read_from(path: Path | None, offset: int) -> tuple[bytes, int]:
-    """Up to 1 MiB of the log from `offset`, and where it was read from: from its start when
+def _read_from(path: Path | None, offset: int) -> tuple[bytes, int, int]:
+    """Up to 1 MiB of the log from `offset`, where it was read from, and the log's size: from
+    its start when
     the log is now shorter than `offset` (truncated to make room, `: > output.log`, as
     `tail -F` does). The log is the job's own regular file: a symlink (in its place or as its
     job directory) or any other kind of file is refused, never followed, so `jobs logs`
     cannot be made to print a file outside the job's directory."""
     if path is None:
-        return b"", offset
+        return b"", offset, 0
     if path.parent.is_symlink():
         raise _not_a_log(path)
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY)
     except FileNotFoundError:
-        return b"", offset
+        return b"", offset, 0
     except OSError as error:
         if error.errno == errno.ELOOP:
             raise _not_a_log(path) from None
@@ -320,7 +327,7 @@ def _read_from(path: Path | None, offset: int) -> tuple[bytes, int]:
     with os.fdopen(fd, "rb") as handle:
         start = 0 if found.st_size < offset else offset
         handle.seek(start)
-        return handle.read(1 << 20), start
+        return handle.read(1 << 20), start, found.st_size
 
 
 def _not_a_log(path: Path) -> PoolformError:

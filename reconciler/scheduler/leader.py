@@ -32,11 +32,13 @@ from reconciler.errors import PoolformError
 from reconciler.scheduler.context import SchedulerContext
 from reconciler.scheduler.loop import CycleReport, LoopSettings, SchedulerLoop
 from reconciler.scheduler.pools import run_scheduler
+from reconciler.scheduler.store import StoreLost
 
 POLL_SECONDS = 0.5  # a standby's tries: the takeover comes at most this long after the death
 # A standby's look at its own place's attempts reads every active job: not at every poll, or
 # standbys would keep a deep queue's store busy for what is only bookkeeping.
 WATCH_SECONDS = 5.0
+RECONNECT_SECONDS = 1.0  # between tries to reach a store whose connection was lost
 LOCAL_LOCK_WAIT = 10.0  # the dead leader's OS lock, closed with its process (see _local_lock)
 
 
@@ -50,6 +52,12 @@ class Leadable(Protocol):
 
     def leader(self) -> str | None:
         """Who leads, as a phrase for people; None when nobody does."""
+        ...
+
+    def close(self) -> None: ...
+
+    def reopened(self) -> Leadable:
+        """The same store through a new connection (StoreLost when it cannot be made)."""
         ...
 
 
@@ -145,7 +153,73 @@ def run_led(
     on_start: Callable[[], None] = lambda: None,
 ) -> None:
     """`run_scheduler`, as the leader when the store elects one (standing by until then;
-    with `once`, another leader is an error); `on_start` once it leads and holds the lock."""
+    with `once`, another leader is an error); `on_start` once it leads and holds the lock.
+
+    A lost connection to the store (its server restarted) ends leading or standing by, as
+    a killed scheduler's would, without ending the process: it connects again and competes
+    anew. Its leadership went with its session, so no two schedulers ever lead at once, and
+    whoever leads next finds the jobs this one started (as after a kill -9)."""
+    while True:
+        try:
+            _run_led(
+                ctx,
+                once=once,
+                interval=interval,
+                settings=settings,
+                on_cycle=on_cycle,
+                should_stop=should_stop,
+                sleep=sleep,
+                announce=announce,
+                on_start=on_start,
+            )
+            return
+        except StoreLost as lost:
+            store = ctx.store
+            if once or not isinstance(store, Leadable):
+                raise
+            announce(
+                f"scheduler: {lost.message}; leading no more, connecting again (running jobs "
+                "keep running: whoever leads next finds them)"
+            )
+            reopened = _reconnect(store, announce, should_stop, sleep)
+            if reopened is None:
+                return
+            ctx.store = reopened  # type: ignore[assignment]  # a PostgresStore: both
+
+
+def _reconnect(
+    store: Leadable,
+    announce: Callable[[str], None],
+    should_stop: Callable[[], bool],
+    sleep: Callable[[float], None],
+) -> Leadable | None:
+    """A new connection to the store, tried every RECONNECT_SECONDS until it is made (None:
+    asked to stop meanwhile). The lost one is closed first: it holds nothing any more."""
+    with contextlib.suppress(Exception):  # closing a broken connection may raise anything
+        store.close()
+    while not should_stop():
+        try:
+            reopened = store.reopened()
+        except StoreLost:
+            sleep(RECONNECT_SECONDS)
+            continue
+        announce(f"scheduler: connected again to {reopened.location}; competing to lead")
+        return reopened
+    return None
+
+
+def _run_led(
+    ctx: SchedulerContext,
+    *,
+    once: bool,
+    interval: float,
+    settings: LoopSettings,
+    on_cycle: Callable[[CycleReport], None],
+    should_stop: Callable[[], bool],
+    sleep: Callable[[float], None],
+    announce: Callable[[str], None],
+    on_start: Callable[[], None],
+) -> None:
     store = ctx.store
     if isinstance(store, Leadable):
         watch = own_watch(ctx, settings, announce)

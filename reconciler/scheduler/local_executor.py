@@ -9,9 +9,11 @@ the whole process group, and the job outlives a scheduler killed with kill -9). 
 3. runs the job, waits for it (a trapped SIGTERM does not stop the wrapper, only the job),
    and writes the exit status to `exit` (via a rename, so it is whole or absent).
 
-The wrapper runs with the scheduler's environment; the job's envs (and POOLFORM_*) are given
-to the job's own bash only (from `env`, NUL-separated): a job's `PATH` without bash in it, or
-its `BASH_ENV`, must not stop the wrapper from starting, claiming or recording the job.
+The wrapper runs with the jobs' base environment (job_environment.py: PATH, HOME, the locale,
+... and the names passed on by the operator, never the scheduler's secrets); the job's envs
+(and POOLFORM_*) are given to the job's own bash only (from `env`, NUL-separated): a job's
+`PATH` without bash in it, or its `BASH_ENV`, must not stop the wrapper from starting,
+claiming or recording the job.
 
 Layout under `.poolform/jobs/<id>/` (0700): `output.log` (0600, every attempt appended),
 `work/` (where a job not on a worker runs), and `attempt-<n>/` (command.sh, env, claim/, exit).
@@ -33,11 +35,12 @@ import stat
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from reconciler.errors import PoolformError
 from reconciler.scheduler.executor import Launch, Observation, Phase, Place, Process
+from reconciler.scheduler.job_environment import base_environment
 
 WRAPPER = r"""
 attempt=$1; name=$2; mask=$(umask); umask 077
@@ -208,7 +211,8 @@ _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW
 
 
 class LocalExecutor:
-    def __init__(self, jobs_dir: Path):
+    def __init__(self, jobs_dir: Path, pass_env: Iterable[str] = ()):
+        self.environment = base_environment(os.environ, pass_env)
         self.jobs_dir = Path(jobs_dir).resolve()  # the wrapper runs elsewhere: paths are absolute
         self._children: dict[tuple[int, int], subprocess.Popen[bytes]] = {}
         self.place = Place(host_identity(), socket.gethostname(), _stored(self.jobs_dir))
@@ -257,7 +261,7 @@ class LocalExecutor:
             process = subprocess.Popen(
                 ["bash", "-c", WRAPPER, "poolform-job", str(attempt), launch.name],
                 cwd=cwd,
-                env={**os.environ, "PWD": str(cwd)},
+                env={**self.environment, "PWD": str(cwd)},
                 stdin=subprocess.DEVNULL,
                 stdout=log_fd,
                 stderr=subprocess.STDOUT,

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from reconciler.errors import PoolformError
 from reconciler.scheduler.executor import (
     Executor,
     Launch,
@@ -57,6 +58,13 @@ from reconciler.scheduler.store import (
     Started,
 )
 
+
+class InputUnreadable(PoolformError):
+    """The applied state or the local cloud's workers are there but cannot be read now (a
+    backup copied over a database, a half-written file, a server restarting). The loop goes
+    on watching its jobs' processes and reads again next cycle; a job command stops."""
+
+
 # (every worker of the applied worker pools, the busy ones) -> whether the marks were written
 MarkWorkers = Callable[[frozenset[str], frozenset[str]], bool]
 
@@ -89,6 +97,11 @@ class CycleReport:
     # Held jobs first found on a worker an apply removed: sent SIGTERM this cycle.
     removed: list[int] = field(default_factory=list)
     no_state: bool = False  # no applied state was found: nothing was decided
+    # Why the applied configuration could not be read this cycle (nothing was decided), and
+    # whether that is news (first cycle so, or another reason), or that it is readable again.
+    unreadable: str | None = None
+    unreadable_news: bool = False
+    readable_again: bool = False
     queued: int = 0
     running: int = 0
     decisions: Decisions | None = None
@@ -132,6 +145,7 @@ class SchedulerLoop:
         self.place = executor.place if isinstance(executor, Placed) else None
         self._told: set[tuple[int, int]] = set()  # (job, attempt) reported as elsewhere
         self._tracked = executor if isinstance(executor, Tracked) else None
+        self._unreadable: str | None = None  # why the last cycle could not read its inputs
 
     def _observe(self, job: JobRecord) -> Observation:
         """The attempt as the executor sees it, given the process the store recorded for it
@@ -189,6 +203,11 @@ class SchedulerLoop:
                 result = worker_removed(job, None, serial) if fenced else interrupted(job)
                 endings.append(Ended(job.id, job.attempt, result))
             elif seen.phase is Phase.EXITED:
+                if job.pid is not None and (job.stop is not None or removing(job)):
+                    # Asked to stop, it ended, but what it started in its process group may
+                    # ignore SIGTERM (a daemon holding the GPU): the whole group was asked to
+                    # stop, and its capacity is released now, so the rest is killed now.
+                    self.executor.signal(job.id, job.attempt, job.pid, kill=True)
                 code = seen.exit_code
                 result = worker_removed(job, code, serial) if gone else ending(job, code)
                 endings.append(Ended(job.id, job.attempt, result))
@@ -254,8 +273,13 @@ class SchedulerLoop:
     # -- 2-4. decide, commit, act ------------------------------------------------------------
 
     def cycle(self) -> CycleReport:
-        config = self.read_config()
+        try:
+            config = self.read_config()
+        except InputUnreadable as error:
+            return self._blind(error.message)
         report = CycleReport(self.store.last_cycle() + 1, config.serial)
+        report.readable_again = self._unreadable is not None
+        self._unreadable = None
         if config.serial == 0:
             # No state at all (moved away, a volume not mounted): its absence is no apply that
             # removed every pool, so nothing queued is rejected on it. Processes are still
@@ -305,6 +329,18 @@ class SchedulerLoop:
         # what holds capacity now: a job whose start failed holds none
         report.running = sum(1 for r in records if r.status in HOLDING) + len(starts)
         report.decisions = decisions
+        return report
+
+    def _blind(self, why: str) -> CycleReport:
+        """A cycle whose applied configuration could not be read: the processes are watched
+        (ended jobs recorded, stops honoured, as while no state is there), nothing is
+        decided, and the serial last read stands (the same state back is no apply)."""
+        report = CycleReport(self.store.last_cycle() + 1, self.serial or 0)
+        report.unreadable, report.unreadable_news = why, why != self._unreadable
+        self._unreadable = why
+        records = self.reconcile(report)
+        report.queued = sum(1 for r in records if r.status is Status.QUEUED)
+        report.running = sum(1 for r in records if r.status in HOLDING)
         return report
 
     def _mark(

@@ -11,7 +11,7 @@ from reconciler.scheduler.amounts import total
 from reconciler.scheduler.context import SchedulerContext
 from reconciler.scheduler.lifecycle import snapshot_of
 from reconciler.scheduler.loop import CycleReport, LoopSettings, SchedulerLoop
-from reconciler.scheduler.model import Snapshot
+from reconciler.scheduler.model import HOLDING, Snapshot
 from reconciler.scheduler.routing import resolve
 
 
@@ -99,14 +99,37 @@ def _pool_status(snapshot: Snapshot, name: str) -> PoolStatus:
     return PoolStatus(name, pool.kind, rows, shares, len(holding), queued, workers)
 
 
-def pools_status(ctx: SchedulerContext, name: str | None = None) -> list[PoolStatus]:
+@dataclass(frozen=True)
+class DeletedPool:
+    """A pool the applied configuration no longer has, whose jobs still run (an apply removed
+    it: they run until they end, or until the scheduler stops one whose worker went)."""
+
+    name: str
+    jobs: list[int]  # the held jobs (admitted or running), by id
+
+
+@dataclass(frozen=True)
+class PoolsStatus:
+    pools: list[PoolStatus]
+    deleted: list[DeletedPool]
+
+
+def pools_status(ctx: SchedulerContext, name: str | None = None) -> PoolsStatus:
     config = ctx.read_config()
+    records = ctx.store.jobs(active=True)
+    held: dict[str, list[int]] = {}
+    for job in records:
+        if job.status in HOLDING and job.pool and job.pool not in config.pools:
+            held.setdefault(job.pool, []).append(job.id)
+    deleted = [DeletedPool(pool, sorted(ids)) for pool, ids in sorted(held.items())]
     if name is not None and name not in config.pools:
+        if name in held:  # deleted, but its jobs run: that is its status
+            return PoolsStatus([], [d for d in deleted if d.name == name])
         known = ", ".join(sorted(config.pools)) or "none"
         raise PoolformError(f"no pool named {name} is applied (pools: {known})")
-    snapshot = snapshot_of(config, ctx.store.jobs(active=True), 0, 0.0)
+    snapshot = snapshot_of(config, records, 0, 0.0)
     names = [name] if name is not None else sorted(config.pools)
-    return [_pool_status(snapshot, n) for n in names]
+    return PoolsStatus([_pool_status(snapshot, n) for n in names], deleted if name is None else [])
 
 
 def run_scheduler(

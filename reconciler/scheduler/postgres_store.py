@@ -10,7 +10,8 @@ repeatable-read snapshot. Rows are written set-wise (COPY, unnest): one round tr
 change, not per job.
 
 The connection is never re-opened: a scheduler that leads through this connection's session
-(see reconciler.scheduler.leader) and loses it can write nothing more. The password is never
+(see reconciler.scheduler.leader) and loses it can write nothing more through it; it gives
+up leading and competes again through a new store (`reopened`). The password is never
 part of a message.
 """
 
@@ -56,6 +57,7 @@ from reconciler.scheduler.store import (
     NewJob,
     Removal,
     Started,
+    StoreLost,
     job_filter,
 )
 from state.postgres import _advisory_key, describe_dsn
@@ -102,6 +104,8 @@ class PostgresStore:
         import psycopg
 
         self._psycopg = psycopg
+        # To open another connection (`reopened`), never to open this one again.
+        self._opening = (dsn, schema, connect_timeout)
         self._s = quoted_schema(schema)
         where, self._password = describe_dsn(dsn)
         self._unparsable = _unparsable(dsn)
@@ -122,7 +126,7 @@ class PostgresStore:
                 (f"{int(LOCK_WAIT_S * 1000)}ms",),
             )
         except psycopg.Error as error:
-            raise PoolformError(
+            raise StoreLost(
                 f"cannot connect to the scheduler's store at {self.location}: {self._scrub(error)}"
             ) from None
         name = f"poolform:{self._conn.info.dbname}:{schema}"
@@ -179,11 +183,12 @@ class PostgresStore:
                     "end it, then run the command again",
                 ) from None
             except (self._psycopg.OperationalError, self._psycopg.InterfaceError) as error:
-                raise PoolformError(
+                raise StoreLost(
                     f"lost the connection to the scheduler's store at {self.location}: "
                     f"{self._scrub(error)}",
-                    hint="run the command again once the server is back; a scheduler that "
-                    "lost its connection stops, and another one (or a restart) takes over",
+                    hint="run the command again once the server is back; a running scheduler "
+                    "that lost its connection gives up leading, connects again and competes "
+                    "for it anew",
                 ) from None
             except self._psycopg.Error as error:
                 raise PoolformError(
@@ -214,6 +219,12 @@ class PostgresStore:
                 self._conn = None
 
     # -- leadership (reconciler.scheduler.leader) -----------------------------------------------
+
+    def reopened(self) -> PostgresStore:
+        """The same queue through a new connection (this one lost: StoreLost). It holds
+        nothing this one held: leading is won again through `try_lead`."""
+        dsn, schema, timeout = self._opening
+        return PostgresStore(dsn, schema=schema, connect_timeout=timeout, create=False)
 
     def try_lead(self) -> bool:
         """Take the session-level leader lock on this connection, and name the holder; False

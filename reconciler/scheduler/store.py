@@ -16,10 +16,17 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from reconciler.errors import PoolformError
 from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.executor import Place
 from reconciler.scheduler.model import Decisions, JobRequest, Status
 from reconciler.scheduler.reasons import Reason
+
+
+class StoreLost(PoolformError):
+    """The connection to a shared store is lost or cannot be made (its server restarted, is
+    down or out of reach). Nothing more is written through that connection: what it held
+    (leadership) is gone with it, and a new connection must win it again."""
 
 
 @dataclass(frozen=True)

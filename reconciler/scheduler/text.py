@@ -9,7 +9,7 @@ from reconciler.scheduler.amounts import show, show_all
 from reconciler.scheduler.explain import label
 from reconciler.scheduler.jobs import JobDetail
 from reconciler.scheduler.loop import CycleReport
-from reconciler.scheduler.pools import PoolStatus
+from reconciler.scheduler.pools import DeletedPool, PoolStatus
 from reconciler.scheduler.store import JobRecord
 from reconciler.scheduler.views import iso
 
@@ -114,6 +114,19 @@ def pool_usage(pool: PoolStatus, bars: bool) -> list[str]:
     return lines
 
 
+def deleted_pools(deleted: Sequence[DeletedPool]) -> list[str]:
+    """The pools an apply removed whose jobs still run (they hold no capacity of any pool)."""
+    if not deleted:
+        return []
+    lines = ["deleted pools still running jobs (an apply removed them; they hold no capacity):"]
+    for pool in deleted:
+        ids = ", ".join(_runs([(i, "") for i in pool.jobs]))
+        lines.append(
+            f"  {pool.name}: {len(pool.jobs)} running (job{'s' * (len(pool.jobs) > 1)} {ids})"
+        )
+    return lines
+
+
 def _runs(items: Sequence[tuple[int, str]]) -> list[str]:
     """Consecutive ids with the same label as one range ("1-256 (succeeded)"): a cycle over a
     batch admits or ends hundreds at once."""
@@ -148,9 +161,24 @@ def elsewhere_lines(report: CycleReport) -> list[str]:
     ]
 
 
+def input_lines(report: CycleReport) -> list[str]:
+    """Once when the applied state (or the local cloud's workers) cannot be read, once for
+    each other reason, and once when it can again: not at every cycle of a long outage."""
+    if report.unreadable is not None and report.unreadable_news:
+        return [
+            f"scheduler: cannot read the applied configuration: {report.unreadable}; "
+            "watching the running jobs, deciding nothing, reading it again every cycle"
+        ]
+    if report.readable_again:
+        return ["scheduler: the applied configuration is readable again; deciding again"]
+    return []
+
+
 def cycle_line(report: CycleReport) -> str:
     parts = []
-    if report.no_state:
+    if report.unreadable is not None:
+        parts.append("applied state unreadable: nothing decided")
+    elif report.no_state:
         parts.append("no applied state found (poolform apply, or is it moved?): nothing decided")
     elif report.serial_moved:
         parts.append(f"applied configuration changed (state serial {report.serial})")

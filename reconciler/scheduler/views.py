@@ -10,7 +10,7 @@ from typing import Any
 
 from reconciler.scheduler.amounts import plain
 from reconciler.scheduler.jobs import JobDetail
-from reconciler.scheduler.pools import PoolStatus
+from reconciler.scheduler.pools import PoolsStatus
 from reconciler.scheduler.store import JobRecord
 
 SCHEMA_FILE = "jobs.schema.json"
@@ -103,7 +103,8 @@ def detail_json(detail: JobDetail) -> dict[str, Any]:
     }
 
 
-def pools_json(pools: list[PoolStatus]) -> dict[str, Any]:
+def pools_json(status: PoolsStatus) -> dict[str, Any]:
+    pools = status.pools
     return {
         "pools": [
             {
@@ -136,5 +137,8 @@ def pools_json(pools: list[PoolStatus]) -> dict[str, Any]:
                 "workers": [{"id": w, "job": job} for w, job in p.workers],
             }
             for p in pools
-        ]
+        ],
+        "deleted_pools": [
+            {"name": d.name, "running": len(d.jobs), "jobs": d.jobs} for d in status.deleted
+        ],
     }
