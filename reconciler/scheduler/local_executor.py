@@ -7,7 +7,10 @@ the whole process group, and the job outlives a scheduler killed with kill -9). 
    already run or fenced off by a restarted scheduler, and the wrapper exits without running;
 2. writes its pid to `claim/pid`;
 3. runs the job, waits for it (a trapped SIGTERM does not stop the wrapper, only the job),
-   and writes the exit status to `exit` (via a rename, so it is whole or absent).
+   and writes the exit status to `exit` (via a rename, so it is whole or absent);
+4. kills its process group, itself included: what the job left running in the background
+   (a data loader, a server holding GPU memory) ends with it, as a Slurm job step's or a
+   pod's processes do, so the capacity the job's end frees is free.
 
 The wrapper runs with the jobs' base environment (job_environment.py: PATH, HOME, the locale,
 ... and the names passed on by the operator, never the scheduler's secrets); the job's envs
@@ -54,6 +57,7 @@ child=$!
 wait "$child"; code=$?
 while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done
 echo "$code" > "$attempt/exit.tmp" && mv "$attempt/exit.tmp" "$attempt/exit"
+kill -KILL 0
 """
 CLAIM_WITHOUT_PID_S = 30.0  # a wrapper killed between claiming and writing its pid
 PID_MAX = 2**22  # the largest pid Linux gives (the limit of its pid_max)

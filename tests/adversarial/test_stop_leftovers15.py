@@ -36,3 +36,29 @@ def test_a_stopped_jobs_group_is_killed_once_its_main_process_ended(tmp_path: Pa
     finally:
         if group_alive(group):
             os.killpg(group, signal.SIGKILL)
+
+
+BACKGROUND = """kind: Job
+name: daemon
+pool: seats
+run: |
+  (trap '' TERM; exec sleep 1009) &
+  echo started
+"""
+
+
+def test_what_a_job_leaves_running_ends_with_it(tmp_path: Path) -> None:
+    """A job that starts a background process and exits 0: the job succeeds, and its process
+    group (the background process included) is gone, as a Slurm job's or a pod's would be,
+    rather than holding what the job's end frees."""
+    directory = applied(tmp_path)
+    ok("jobs", "submit", job_file(tmp_path, BACKGROUND), "--chdir", directory)
+    ok("scheduler", "run", "--once", "--chdir", directory)
+    wait_until("it runs", lambda: (directory / ".poolform/jobs/1/attempt-1/claim/pid").exists())
+    group = job_group(directory, 1)
+    try:
+        cycle_until(directory, "it succeeds", lambda: statuses(directory)[1] == "succeeded")
+        wait_until("nothing of it runs", lambda: not group_alive(group), deadline=20)
+    finally:
+        if group_alive(group):
+            os.killpg(group, signal.SIGKILL)
