@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
@@ -218,36 +217,18 @@ def read_state(
     """One read of state, under the lock for its duration so no apply is seen half-way.
     `lock=False` (`--no-lock`, Terraform's `-lock=false`, for plan, drift and graph only): a
     read by credentials that may not write, which the lock is. Every backend reads one
-    consistent version (a transaction, or S3's snapshot and journal), at worst one an apply
-    running now has since moved past; a saved plan made from it is refused by `apply` then,
-    as any stale plan is (its serial no longer matches)."""
+    consistent version (a transaction; on S3 a snapshot and the journal after it, read again
+    from the head when a fold meets it: state/s3.py), at worst one an apply running now has
+    since moved past; a saved plan made from it is refused by `apply` then, as any stale
+    plan is (its serial no longer matches)."""
     backend = open_state(configuration)
     try:
         if not lock:
-            return _read_unlocked(backend)
+            return backend.read()
         with hold_lock(backend, operation, lock_timeout, configuration):
             return backend.read()
     finally:
         backend.close()
-
-
-def _read_unlocked(backend: StateBackend) -> StateSnapshot:
-    """S3 folds its journal into a new snapshot and deletes the folded entries while holding
-    the lock: a read without it can meet a journal half deleted, which reads as damage. Such a
-    read is tried again (a real damage stays and is reported on the last try)."""
-    from state.errors import StateDamaged
-
-    for attempt in range(_UNLOCKED_READS):
-        try:
-            return backend.read()
-        except StateDamaged:
-            if attempt == _UNLOCKED_READS - 1:
-                raise
-            time.sleep(0.2 * (attempt + 1))
-    raise AssertionError("unreachable")
-
-
-_UNLOCKED_READS = 3
 
 
 @contextmanager
