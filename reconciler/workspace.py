@@ -252,8 +252,8 @@ def hold_lock(
             if operation not in READ_ONLY_OPERATIONS:
                 raise
             raise PoolformError(
-                f"{refused}; taking the state lock is a write, which these credentials may "
-                "not make",
+                f"{refused.refused}; taking the state lock is a write, which these "
+                "credentials may not make",
                 hint=f"`poolform {operation} --no-lock` reads the state without the lock "
                 "(Terraform's -lock=false), for credentials that may only read it",
             ) from None

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
+from reconciler.errors import PoolformError
 from reconciler.gcpause import collector_paused
 from reconciler.loading import Configuration
 from reconciler.plan import Plan, PlanOptions, make_plan
@@ -82,10 +83,25 @@ def save_plan(
     commit: str | None = None,
 ) -> None:
     """`plan -out FILE`: the plan, sealed, for `apply FILE`, with what it was made for."""
+    from state.errors import StateError, StateForbidden
+
     write_plan(planned.plan, path, planned.directory, planned.rereads, label=label, commit=commit)
     # A plan made against a state that does not exist yet names it: create it now (with the
     # plan's lineage and salt), so `apply FILE` finds the state the plan was made from.
-    pin_state(planned.configuration, planned.plan.lineage)
+    try:
+        pin_state(planned.configuration, planned.plan.lineage)
+    except StateError as error:
+        # Not made, the state the file names is no state `apply` will ever find: no file.
+        path.unlink(missing_ok=True)
+        if not isinstance(error, StateForbidden):
+            raise
+        raise PoolformError(
+            f"{error.refused}; no state exists yet, and saving a plan makes it (so that "
+            f"`apply {path}` finds the state the plan was made from), a write these "
+            "credentials may not make; nothing was saved",
+            hint="plan without -out, or run the first `poolform apply` (or this plan -out) "
+            "with credentials that may write the state",
+        ) from None
 
 
 def read_saved_plan(path: Path) -> SavedPlan:
