@@ -71,7 +71,9 @@ def iam_s3(tmp_path: Path) -> Iterator[tuple[dict[str, str], dict[str, str]]]:
             resources = [f"arn:aws:s3:::{BUCKET}", f"arn:aws:s3:::{BUCKET}/*"]
             statement = {"Effect": "Allow", "Action": actions, "Resource": resources}
             policy = {"Version": "2012-10-17", "Statement": [statement]}
-            iam.put_user_policy(UserName=name, PolicyName="state", PolicyDocument=json.dumps(policy))
+            iam.put_user_policy(
+                UserName=name, PolicyName="state", PolicyDocument=json.dumps(policy)
+            )
             key = iam.create_access_key(UserName=name)["AccessKey"]
             return {
                 **FAKE_AWS,
