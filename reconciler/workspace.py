@@ -221,14 +221,45 @@ def read_state(
     from the head when a fold meets it: state/s3.py), at worst one an apply running now has
     since moved past; a saved plan made from it is refused by `apply` then, as any stale
     plan is (its serial no longer matches)."""
+    if not lock:
+        return read_state_unlocked(configuration)[0]
     backend = open_state(configuration)
     try:
-        if not lock:
-            return backend.read()
         with hold_lock(backend, operation, lock_timeout, configuration):
             return backend.read()
     finally:
         backend.close()
+
+
+def read_state_unlocked(configuration: Configuration) -> tuple[StateSnapshot, LockInfo | None]:
+    """`--no-lock`'s read, and the run that held the lock as it began (None: none, or none
+    that changes state, or the lock could not be looked at): while such a run goes on, the
+    state read is one version part-way through its changes, and a refresh meets its cloud
+    changes before they are recorded."""
+    from state.errors import StateError
+
+    backend = open_state(configuration)
+    try:
+        try:
+            holder = backend.current_lock()
+        except StateError:
+            holder = None
+        if holder is not None and holder.operation in READ_ONLY_OPERATIONS:
+            holder = None
+        return backend.read(), holder
+    finally:
+        backend.close()
+
+
+def changing_run_warning(holder: LockInfo) -> str:
+    """The warning of a plan read without the lock while `holder` was changing the state."""
+    return (
+        f"the state was locked by {holder.who} (pid {holder.pid} on {holder.host}) for "
+        f"`{holder.operation}` since {holder.created} while this plan read it without the lock: "
+        "it may show that run's changes half-made (one made in the cloud but not yet recorded "
+        "reads as changed outside poolform); plan again once it has ended. A plan saved now is "
+        "refused by apply once that run has moved the state on"
+    )
 
 
 @contextmanager

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
@@ -23,7 +23,13 @@ from reconciler.usecases.common import (
     refuse_foreign_state,
 )
 from reconciler.usecases.job_impact import with_jobs_affected
-from reconciler.workspace import pin_state, read_state, secret_salt
+from reconciler.workspace import (
+    changing_run_warning,
+    pin_state,
+    read_state,
+    read_state_unlocked,
+    secret_salt,
+)
 
 
 @dataclass(frozen=True)
@@ -54,7 +60,11 @@ def plan_configuration(
     # cost ~0.1 s. A provider's refresh runs with the collector on: SDKs do make cycles.
     with collector_paused(keep=True):
         configuration = load_directory(directory, command)
-        snapshot = read_state(configuration, command, lock_timeout, lock=lock)
+        holder = None
+        if lock:
+            snapshot = read_state(configuration, command, lock_timeout)
+        else:
+            snapshot, holder = read_state_unlocked(configuration)
     refuse_emptied(configuration, snapshot, options.destroy)
     salt = secret_salt(configuration, snapshot.lineage)
     environment = environment_values(configuration, environ)
@@ -72,6 +82,8 @@ def plan_configuration(
             configuration, snapshot, created_addresses(plan), retry=retry, clock=clock
         )
     plan = with_jobs_affected(plan, configuration, snapshot)
+    if holder is not None:
+        plan = replace(plan, warnings=(*plan.warnings, changing_run_warning(holder)))
     return PlannedConfiguration(plan, directory, rereads, configuration)
 
 

@@ -134,3 +134,38 @@ def test_a_read_without_the_lock_that_meets_a_folded_journal_reads_the_state_now
         assert "seat" in read.stdout
     s3.old = before
     assert pf("state", "pull", "--chdir", directory, env=env).stdout == now
+
+
+def test_a_plan_read_without_the_lock_while_a_run_changes_the_state_says_so(
+    pf: Pf, quick: Path
+) -> None:
+    """Read while an apply holds the lock, the state is one version part-way through that
+    apply, and the refresh meets cloud changes not yet recorded (a pool resized by the apply
+    read as "changed outside poolform: only a replacement restores it"). The plan said
+    nothing of it; now it warns, naming the run. A lock held by a run that only reads (another
+    plan) is no reason to."""
+    import json
+
+    from state.sqlite import SqliteStateBackend, default_state_path
+
+    assert pf("apply", quick, "--auto-approve").returncode == 0
+    backend = SqliteStateBackend(default_state_path(quick.resolve()))
+    try:
+        for operation, warned in (("apply", True), ("plan", False)):
+            held = backend.lock(operation)
+            try:
+                planned = pf("plan", quick, "--no-lock", "--json")
+                assert planned.returncode == 0, planned.stderr
+                warnings = json.loads(planned.stdout)["warnings"]
+                said = [w for w in warnings if "while this plan read it without the lock" in w]
+                assert bool(said) == warned, warnings
+                if warned:
+                    assert f"pid {held.pid}" in said[0] and "`apply`" in said[0]
+                    text = pf("plan", quick, "--no-lock")
+                    assert "may show that run's changes half-made" in text.stdout + text.stderr
+            finally:
+                backend.unlock(held.lock_id)
+        quiet = pf("plan", quick, "--no-lock", "--json")
+        assert json.loads(quiet.stdout)["warnings"] == []
+    finally:
+        backend.close()
