@@ -251,14 +251,20 @@ def read_state_unlocked(configuration: Configuration) -> tuple[StateSnapshot, Lo
         backend.close()
 
 
-def changing_run_warning(holder: LockInfo) -> str:
-    """The warning of a plan read without the lock while `holder` was changing the state."""
+def changing_run_warning(holder: LockInfo, what: str = "plan") -> str:
+    """The warning of a plan (or drift report) read without the lock while `holder` was
+    changing the state."""
+    saved = (
+        ". A plan saved now is refused by apply once that run has moved the state on"
+        if what == "plan"
+        else ""
+    )
     return (
         f"the state was locked by {holder.who} (pid {holder.pid} on {holder.host}) for "
-        f"`{holder.operation}` since {holder.created} while this plan read it without the lock: "
-        "it may show that run's changes half-made (one made in the cloud but not yet recorded "
-        "reads as changed outside poolform); plan again once it has ended. A plan saved now is "
-        "refused by apply once that run has moved the state on"
+        f"`{holder.operation}` since {holder.created} while this {what} read it without the "
+        "lock: it may show that run's changes half-made (one made in the cloud but not yet "
+        f"recorded reads as changed outside poolform); run it again once that run has "
+        f"ended{saved}"
     )
 
 

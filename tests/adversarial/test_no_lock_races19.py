@@ -143,7 +143,8 @@ def test_a_plan_read_without_the_lock_while_a_run_changes_the_state_says_so(
     apply, and the refresh meets cloud changes not yet recorded (a pool resized by the apply
     read as "changed outside poolform: only a replacement restores it"). The plan said
     nothing of it; now it warns, naming the run. A lock held by a run that only reads (another
-    plan) is no reason to."""
+    plan) is no reason to. `drift --no-lock` (and `plan --refresh-only --no-lock`) warn as
+    well, on stderr (their JSON document is closed)."""
     import json
 
     from state.sqlite import SqliteStateBackend, default_state_path
@@ -163,6 +164,11 @@ def test_a_plan_read_without_the_lock_while_a_run_changes_the_state_says_so(
                     assert f"pid {held.pid}" in said[0] and "`apply`" in said[0]
                     text = pf("plan", quick, "--no-lock")
                     assert "may show that run's changes half-made" in text.stdout + text.stderr
+                for drift in (("drift", quick), ("plan", quick, "--refresh-only", "--json")):
+                    checked = pf(*drift, "--no-lock")
+                    assert checked.returncode == 0, checked.stderr
+                    told = "while this drift check read it without the lock" in checked.stderr
+                    assert told == warned, checked.stderr
             finally:
                 backend.unlock(held.lock_id)
         quiet = pf("plan", quick, "--no-lock", "--json")
