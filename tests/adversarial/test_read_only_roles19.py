@@ -119,3 +119,15 @@ def test_job_commands_of_a_reader_say_what_the_queue_takes(
     listed = pf("jobs", "list", "--chdir", directory, env=readonly)
     assert listed.returncode == 0, listed.stderr
     assert pf("pools", "status", "--chdir", directory, env=readonly).returncode == 0
+
+
+def test_state_list_with_no_state_names_the_directory_chdir_moved_into(
+    pf: Pf, tmp_path: Path, schema: tuple[str, str], reader: str
+) -> None:
+    """`state list --chdir team` said "no state for . yet": the directory after --chdir."""
+    _url, name = schema
+    directory = team(tmp_path, name)
+    for command in ("list",), ("pull",):
+        said = pf("state", *command, "--chdir", directory, env={"TEAM_PG": reader})
+        assert said.returncode == 1
+        assert f"no state for {directory.resolve()} yet" in said.stderr, said.stderr
