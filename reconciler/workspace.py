@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shlex
-import time
 from collections.abc import Iterator
 from contextlib import ExitStack, closing, contextmanager
 from pathlib import Path
@@ -218,36 +217,55 @@ def read_state(
     """One read of state, under the lock for its duration so no apply is seen half-way.
     `lock=False` (`--no-lock`, Terraform's `-lock=false`, for plan, drift and graph only): a
     read by credentials that may not write, which the lock is. Every backend reads one
-    consistent version (a transaction, or S3's snapshot and journal), at worst one an apply
-    running now has since moved past; a saved plan made from it is refused by `apply` then,
-    as any stale plan is (its serial no longer matches)."""
+    consistent version (a transaction; on S3 a snapshot and the journal after it, read again
+    from the head when a fold meets it: state/s3.py), at worst one an apply running now has
+    since moved past; a saved plan made from it is refused by `apply` then, as any stale
+    plan is (its serial no longer matches)."""
+    if not lock:
+        return read_state_unlocked(configuration)[0]
     backend = open_state(configuration)
     try:
-        if not lock:
-            return _read_unlocked(backend)
         with hold_lock(backend, operation, lock_timeout, configuration):
             return backend.read()
     finally:
         backend.close()
 
 
-def _read_unlocked(backend: StateBackend) -> StateSnapshot:
-    """S3 folds its journal into a new snapshot and deletes the folded entries while holding
-    the lock: a read without it can meet a journal half deleted, which reads as damage. Such a
-    read is tried again (a real damage stays and is reported on the last try)."""
-    from state.errors import StateDamaged
+def read_state_unlocked(configuration: Configuration) -> tuple[StateSnapshot, LockInfo | None]:
+    """`--no-lock`'s read, and the run that held the lock as it began (None: none, or none
+    that changes state, or the lock could not be looked at): while such a run goes on, the
+    state read is one version part-way through its changes, and a refresh meets its cloud
+    changes before they are recorded."""
+    from state.errors import StateError
 
-    for attempt in range(_UNLOCKED_READS):
+    backend = open_state(configuration)
+    try:
         try:
-            return backend.read()
-        except StateDamaged:
-            if attempt == _UNLOCKED_READS - 1:
-                raise
-            time.sleep(0.2 * (attempt + 1))
-    raise AssertionError("unreachable")
+            holder = backend.current_lock()
+        except StateError:
+            holder = None
+        if holder is not None and holder.operation in READ_ONLY_OPERATIONS:
+            holder = None
+        return backend.read(), holder
+    finally:
+        backend.close()
 
 
-_UNLOCKED_READS = 3
+def changing_run_warning(holder: LockInfo, what: str = "plan") -> str:
+    """The warning of a plan (or drift report) read without the lock while `holder` was
+    changing the state."""
+    saved = (
+        ". A plan saved now is refused by apply once that run has moved the state on"
+        if what == "plan"
+        else ""
+    )
+    return (
+        f"the state was locked by {holder.who} (pid {holder.pid} on {holder.host}) for "
+        f"`{holder.operation}` since {holder.created} while this {what} read it without the "
+        "lock: it may show that run's changes half-made (one made in the cloud but not yet "
+        f"recorded reads as changed outside poolform); run it again once that run has "
+        f"ended{saved}"
+    )
 
 
 @contextmanager
@@ -271,8 +289,8 @@ def hold_lock(
             if operation not in READ_ONLY_OPERATIONS:
                 raise
             raise PoolformError(
-                f"{refused}; taking the state lock is a write, which these credentials may "
-                "not make",
+                f"{refused.refused}; taking the state lock is a write, which these "
+                "credentials may not make",
                 hint=f"`poolform {operation} --no-lock` reads the state without the lock "
                 "(Terraform's -lock=false), for credentials that may only read it",
             ) from None

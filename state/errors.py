@@ -62,8 +62,15 @@ class StateMoved(StateError):
 
 
 class StateForbidden(StateError):
-    """The backend refused the credentials a write (a read-only role, a bucket policy that
-    only allows reading): the lock is a write too, so a read-only run must not take it."""
+    """The backend refused these credentials a read or a write (a read-only role, a bucket
+    policy that only allows reading, a role never granted the schema): the lock is a write
+    too, so a read-only run must not take it. `refused` is what the backend said; the message
+    adds `needs`, the permissions reading and changing the state take, so that the user knows
+    it is a permission problem and what to grant."""
+
+    def __init__(self, refused: str, needs: str) -> None:
+        self.refused, self.needs = refused, needs
+        super().__init__(f"{refused} (a permission these credentials lack: {needs})")
 
 
 class StateUnavailable(StateError):

@@ -66,9 +66,20 @@ _RESOURCE_COLUMNS = (
     " checksum"
 )
 _LOCK_COLUMNS = "lock_id, operation, who, pid, host, created, path, info"
+# The tables of a schema, whatever privileges the role has on them (pg_class is readable by
+# every role; information_schema.tables shows only tables the role may use).
+_TABLE_QUERY = (
+    "SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n"
+    " ON n.oid = c.relnamespace WHERE n.nspname = %s AND c.relkind IN ('r', 'p', 'v', 'm', 'f')"
+)
 
 
 UNPARSABLE = "postgresql://(unparsable connection string)"
+# What a role needs, told with every permission PostgreSQL refuses.
+PG_NEEDS = (
+    "reading the state takes USAGE on its schema and SELECT on its tables; changing it, "
+    "INSERT, UPDATE and DELETE on them too, and making it, CREATE on the database"
+)
 # How long a statement waits for a table another session holds (a psql transaction left open,
 # a poolform stopped with Ctrl-Z mid-write) before giving up: SQLite's busy timeout, and the
 # scheduler queue's (reconciler/scheduler/postgres_store.py). Without it every runner would
@@ -156,7 +167,9 @@ class PostgresBackend(SqlObjectTable):
         return True
 
     def _scrub(self, error: BaseException) -> str:
-        text = str(error).strip()
+        return self._scrub_text(str(error).strip())
+
+    def _scrub_text(self, text: str) -> str:
         return text.replace(self._password, "***") if self._password else text
 
     def _translate(self, exc: BaseException) -> StateError:
@@ -170,7 +183,10 @@ class PostgresBackend(SqlObjectTable):
                 "finds what it made by its intent tokens)"
             )
         if isinstance(exc, self._psycopg.errors.InsufficientPrivilege):
-            return StateForbidden(f"PostgreSQL state at {self._where}: {self._scrub(exc)}")
+            said = exc.diag.message_primary or str(exc).splitlines()[0]  # not the SQL quoted
+            return StateForbidden(
+                f"PostgreSQL state at {self._where}: {self._scrub_text(said)}", PG_NEEDS
+            )
         if isinstance(exc, self._psycopg.OperationalError | self._psycopg.InterfaceError):
             return StateUnavailable(
                 f"lost the connection to the PostgreSQL state at {self._where}: "
@@ -207,11 +223,11 @@ class PostgresBackend(SqlObjectTable):
             # One snapshot for every statement: another runner's first apply may commit the
             # state's tables between two of them (its tables would then read as no layout).
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            found = conn.execute(
-                "SELECT 1 FROM information_schema.tables WHERE table_schema = %s"
-                " AND table_name = 'layout'",
-                (self.schema,),
-            ).fetchone()
+            # pg_catalog, not information_schema: information_schema lists only the tables
+            # the role has a privilege on, so a role not granted the schema would read an
+            # existing state as none (`show`: "No state."; plan: everything to create).
+            query = _TABLE_QUERY + " AND c.relname = 'layout'"
+            found = conn.execute(query, (self.schema,)).fetchone()
             row = None if found is None else conn.execute(layout_query(self.schema)).fetchone()
             if row is None:  # no state yet (or the scheduler's tables alone)
                 self._refuse_foreign_tables(conn)
@@ -235,8 +251,7 @@ class PostgresBackend(SqlObjectTable):
         taken = [
             str(row[0])
             for row in conn.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = %s"
-                " AND table_name = ANY(%s) ORDER BY table_name",
+                _TABLE_QUERY + " AND c.relname = ANY(%s) ORDER BY c.relname",
                 (self.schema, list(STATE_TABLES)),
             ).fetchall()
         ]

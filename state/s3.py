@@ -62,6 +62,7 @@ from state.s3_objects import S3Objects
 __all__ = ["S3Backend"]
 
 LAYOUT_VERSION = 1
+_UNLOCKED_READS = 3  # tries of a read without the lock that meets a journal being folded
 
 
 class S3Backend:
@@ -91,6 +92,7 @@ class S3Backend:
         self._snapshot_bytes = 0
         self._journal: list[tuple[str, int]] = []  # entries written since the snapshot
         self._fresh: FreshState | None = None
+        self._sleep = sleep
         self.lease = Lease(
             S3Calls(self._s3.get, self._s3.put),
             f"{self.prefix}/lock.json",
@@ -136,7 +138,25 @@ class S3Backend:
         return True
 
     def _refresh(self) -> Document | None:
-        """Bring the cached document up to date with S3 (None: no state here yet)."""
+        """Bring the cached document up to date with S3 (None: no state here yet).
+
+        A reader that does not hold the lock (`plan --no-lock`, `show`, `state pull`, a job
+        command) races the holder, whose run ends by folding the journal into a new snapshot
+        and deleting the folded entries: a snapshot fetched just before that fold is followed
+        by no entry it can take (the first ones are gone, the next writer's come after a gap),
+        which reads as damage. Such a reader starts again from the head, with nothing cached;
+        damage that stays is reported. A holder has no one to race: its damage is real."""
+        for attempt in range(_UNLOCKED_READS):
+            try:
+                return self._refresh_once()
+            except StateDamaged:
+                if self.lease.held is not None or attempt == _UNLOCKED_READS - 1:
+                    raise
+                self._doc = None
+                self._sleep(0.2 * (attempt + 1))
+        raise AssertionError("unreachable")
+
+    def _refresh_once(self) -> Document | None:
         head_key = f"{self.prefix}/head.json"
         found = self._s3.get(head_key)
         if found is None:

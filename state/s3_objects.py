@@ -10,6 +10,12 @@ from typing import Any
 
 from state.errors import StateError, StateForbidden, StateUnavailable
 
+# What credentials need, told with every request S3 refuses.
+S3_NEEDS = (
+    "reading the state takes s3:GetObject and s3:ListBucket on its prefix; changing it, "
+    "s3:PutObject and s3:DeleteObject too"
+)
+
 # A conditional write S3 refused: another writer got there first (or the condition no longer
 # holds). Codes and HTTP statuses both, as S3-compatible stores answer either.
 _REFUSED = {"PreconditionFailed", "ConditionalRequestConflict", "412", "409"}
@@ -47,7 +53,9 @@ class S3Objects:
             if code == "NoSuchBucket":
                 raise StateError(f"the S3 bucket {self.bucket} does not exist ({what})") from None
             if code in ("AccessDenied", "Forbidden", "403"):
-                raise StateForbidden(f"S3 state at {self._where}: {what}: {exc}") from None
+                raise StateForbidden(
+                    f"S3 state at {self._where}: {what}: {exc}", S3_NEEDS
+                ) from None
             raise StateError(f"S3 state at {self._where}: {what}: {exc}") from None
         except self._errors.BotoCoreError as exc:
             then = "the change in flight may not be recorded. Run" if writes else "run"

@@ -75,6 +75,8 @@ def emit_drift(
     """A drift report on stdout; `label` marks the Markdown (its configuration directory)."""
     from reconciler.render.drift import render_drift_markdown, render_drift_text
 
+    for warning in report.warnings:
+        click.echo(f"warning: {one_line(warning)}", err=True)
     if as_json:
         click.echo(json.dumps(report.to_json(), indent=2, sort_keys=True))
     elif as_markdown:

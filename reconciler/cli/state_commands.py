@@ -45,7 +45,8 @@ def _backend(directory: Path, *, must_exist: bool = True) -> Iterator[StateBacke
     try:
         if must_exist and not backend.exists():
             raise PoolformError(
-                f"no state for {directory} yet (nothing was applied from it)",
+                # absolute: after --chdir the directory given is ".", the one moved into
+                f"no state for {os.path.abspath(directory)} yet (nothing was applied from it)",
                 hint="`poolform apply` creates it",
             )
         yield backend

@@ -138,6 +138,9 @@ class DriftReport:
     drifted: tuple[ResourceDrift, ...] = ()
     unmanaged: tuple[Unmanaged, ...] = ()
     notes: tuple[Note, ...] = ()
+    # Said on stderr, not in the JSON document (its schema is closed): why this report may
+    # not be the whole truth (read without the lock while a run changed the state).
+    warnings: tuple[str, ...] = ()
 
     @property
     def has_drift(self) -> bool:

@@ -86,7 +86,16 @@ class NoQueue(PoolformError):
     """The schema holds no scheduler tables, and the store was opened not to create them."""
 
 
-__all__ = ["LAYOUT_VERSION", "NoQueue", "PostgresStore"]
+class QueueForbidden(PoolformError):
+    """PostgreSQL refused these credentials a read or a write of the queue's tables; `said`:
+    its words (`permission denied for table sched_jobs`)."""
+
+    def __init__(self, message: str, *, hint: str, said: str) -> None:
+        super().__init__(message, hint=hint)
+        self.said = said
+
+
+__all__ = ["LAYOUT_VERSION", "NoQueue", "PostgresStore", "QueueForbidden"]
 
 
 class PostgresStore:
@@ -152,6 +161,9 @@ class PostgresStore:
             lambda m: '"***"' if len(m[1]) > 1 and m[1] in self._unparsable else m[0], text
         )
 
+    def _scrub_text(self, text: str) -> str:
+        return text.replace(self._password, "***") if self._password else text
+
     def _lock_wait(self) -> str:
         with self._mutex:
             if self._conn is None:
@@ -190,6 +202,17 @@ class PostgresStore:
                     "that lost its connection gives up leading, connects again and competes "
                     "for it anew",
                 ) from None
+            except self._psycopg.errors.InsufficientPrivilege as error:
+                said = self._scrub_text(error.diag.message_primary or str(error).splitlines()[0])
+                raise QueueForbidden(
+                    f"scheduler's store at {self.location}: {said} (a permission these "
+                    "credentials lack)",
+                    hint="job commands read the queue's sched_* tables in the state's schema "
+                    "(SELECT; submit and cancel also INSERT, UPDATE, DELETE and USAGE on its "
+                    "sequences); a grant ON ALL TABLES IN SCHEMA covers only the tables there "
+                    "when it is made",
+                    said=said,
+                ) from None
             except self._psycopg.Error as error:
                 raise PoolformError(
                     f"scheduler's store at {self.location}: {self._scrub(error)}"
@@ -208,9 +231,18 @@ class PostgresStore:
                 f"{LAYOUT_VERSION}"
             )
         if version < LAYOUT_VERSION:
-            with self._txn() as conn:
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._create_key,))
-                upgrade(conn, schema, self.location)
+            try:
+                with self._txn() as conn:
+                    conn.execute("SELECT pg_advisory_xact_lock(%s)", (self._create_key,))
+                    upgrade(conn, schema, self.location)
+            except QueueForbidden as refused:
+                made = "made" if version == 0 else f"upgraded from layout version {version}"
+                raise PoolformError(
+                    f"the scheduler's tables at {self.location} are not {made} yet, and these "
+                    f"credentials may not make them ({refused.said})",
+                    hint="run one job command (`poolform jobs list`) with the credentials that "
+                    "apply, which makes them; then grant readers SELECT on them",
+                ) from None
 
     def close(self) -> None:
         with self._mutex:

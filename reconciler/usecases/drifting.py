@@ -4,7 +4,7 @@ state (`apply --refresh-only`), which changes records and never capacity."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from providers.protocol import Provider
@@ -22,11 +22,13 @@ from reconciler.usecases.common import (
     refuse_foreign_state,
 )
 from reconciler.workspace import (
+    changing_run_warning,
     hold_lock,
     nothing_carries,
     open_provider,
     open_state,
     read_state,
+    read_state_unlocked,
     secret_salt,
 )
 
@@ -60,7 +62,11 @@ def detect_drift(
     read without the lock (`--no-lock`, see `read_state`)."""
     command = "plan" if refresh_only else "drift"  # as the lock and its errors name it
     configuration = load_directory(directory, "drift")
-    snapshot = read_state(configuration, command, lock_timeout, lock=lock)
+    holder = None
+    if lock:
+        snapshot = read_state(configuration, command, lock_timeout)
+    else:
+        snapshot, holder = read_state_unlocked(configuration)
     if refresh_only and nothing_carries(snapshot):
         return DriftReport(snapshot.lineage, snapshot.serial, checked=0)
     if len(snapshot) == 0 and not refresh_only:
@@ -74,6 +80,8 @@ def detect_drift(
         configuration, snapshot, salt, retry or RetryPolicy(), clock
     ).report
     refuse_foreign_state(configuration, snapshot, _missing(report), retry=retry, clock=clock)
+    if holder is not None:
+        report = replace(report, warnings=(changing_run_warning(holder, "drift check"),))
     return report
 
 

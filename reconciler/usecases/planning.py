@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
+from reconciler.errors import PoolformError
 from reconciler.gcpause import collector_paused
 from reconciler.loading import Configuration
 from reconciler.plan import Plan, PlanOptions, make_plan
@@ -22,7 +23,13 @@ from reconciler.usecases.common import (
     refuse_foreign_state,
 )
 from reconciler.usecases.job_impact import with_jobs_affected
-from reconciler.workspace import pin_state, read_state, secret_salt
+from reconciler.workspace import (
+    changing_run_warning,
+    pin_state,
+    read_state,
+    read_state_unlocked,
+    secret_salt,
+)
 
 
 @dataclass(frozen=True)
@@ -53,7 +60,11 @@ def plan_configuration(
     # cost ~0.1 s. A provider's refresh runs with the collector on: SDKs do make cycles.
     with collector_paused(keep=True):
         configuration = load_directory(directory, command)
-        snapshot = read_state(configuration, command, lock_timeout, lock=lock)
+        holder = None
+        if lock:
+            snapshot = read_state(configuration, command, lock_timeout)
+        else:
+            snapshot, holder = read_state_unlocked(configuration)
     refuse_emptied(configuration, snapshot, options.destroy)
     salt = secret_salt(configuration, snapshot.lineage)
     environment = environment_values(configuration, environ)
@@ -71,6 +82,8 @@ def plan_configuration(
             configuration, snapshot, created_addresses(plan), retry=retry, clock=clock
         )
     plan = with_jobs_affected(plan, configuration, snapshot)
+    if holder is not None:
+        plan = replace(plan, warnings=(*plan.warnings, changing_run_warning(holder)))
     return PlannedConfiguration(plan, directory, rereads, configuration)
 
 
@@ -82,10 +95,25 @@ def save_plan(
     commit: str | None = None,
 ) -> None:
     """`plan -out FILE`: the plan, sealed, for `apply FILE`, with what it was made for."""
+    from state.errors import StateError, StateForbidden
+
     write_plan(planned.plan, path, planned.directory, planned.rereads, label=label, commit=commit)
     # A plan made against a state that does not exist yet names it: create it now (with the
     # plan's lineage and salt), so `apply FILE` finds the state the plan was made from.
-    pin_state(planned.configuration, planned.plan.lineage)
+    try:
+        pin_state(planned.configuration, planned.plan.lineage)
+    except StateError as error:
+        # Not made, the state the file names is no state `apply` will ever find: no file.
+        path.unlink(missing_ok=True)
+        if not isinstance(error, StateForbidden):
+            raise
+        raise PoolformError(
+            f"{error.refused}; no state exists yet, and saving a plan makes it (so that "
+            f"`apply {path}` finds the state the plan was made from), a write these "
+            "credentials may not make; nothing was saved",
+            hint="plan without -out, or run the first `poolform apply` (or this plan -out) "
+            "with credentials that may write the state",
+        ) from None
 
 
 def read_saved_plan(path: Path) -> SavedPlan:
