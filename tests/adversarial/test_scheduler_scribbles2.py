@@ -7,7 +7,8 @@ what one job wrote.
 The scheduler reads those files only where it must: an exit file once the attempt's wrapper is
 gone (while it runs, the file is not its status), a pid file only when the store holds no
 process for the attempt. So each scribble here is made where it is read: the exit file by a
-process the job leaves behind, after its wrapper recorded the status; the pid file by a job
+process the job leaves behind in a session of its own (the wrapper kills what stays in the
+job's process group), after its wrapper recorded the status; the pid file by a job
 whose process the store never recorded (a scheduler killed between starting it and recording
 it leaves exactly that)."""
 
@@ -59,12 +60,16 @@ def test_an_exit_file_scribbled_after_the_wrapper_recorded_it(pf: Pf, tmp_path: 
     cases = sorted(EXIT_SCRIBBLES)
     for number, case in enumerate(cases):
         done = tmp_path / f"scribbled-{number}"
+        # The scribbler leaves the job's process group (setsid): the wrapper kills what stays
+        # in it once it has recorded the status.
         job = job_file(
             tmp_path,
             f"kind: Job\nname: {case.replace('_', '-')}\npool: seats\nrun: |\n"
-            f'  (while [ "$(cat {ATTEMPT}/exit 2>/dev/null)" != 3 ]; do sleep 0.02; done\n'
-            f"   rm -f {ATTEMPT}/exit; {EXIT_SCRIBBLES[case]}; touch {done}\n"
-            "  ) >/dev/null 2>&1 &\n"
+            "  cat > scribble.sh <<'END'\n"
+            f'  while [ "$(cat {ATTEMPT}/exit 2>/dev/null)" != 3 ]; do sleep 0.02; done\n'
+            f"  rm -f {ATTEMPT}/exit; {EXIT_SCRIBBLES[case]}; touch {done}\n"
+            "  END\n"
+            "  setsid bash scribble.sh >/dev/null 2>&1 < /dev/null &\n"
             "  exit 3\n",
             f"scribbler-{number}.yaml",
         )
