@@ -66,10 +66,12 @@ def test_an_exit_file_scribbled_after_the_wrapper_recorded_it(pf: Pf, tmp_path: 
             tmp_path,
             f"kind: Job\nname: {case.replace('_', '-')}\npool: seats\nrun: |\n"
             "  cat > scribble.sh <<'END'\n"
+            "  touch out-of-the-group\n"
             f'  while [ "$(cat {ATTEMPT}/exit 2>/dev/null)" != 3 ]; do sleep 0.02; done\n'
             f"  rm -f {ATTEMPT}/exit; {EXIT_SCRIBBLES[case]}; touch {done}\n"
             "  END\n"
             "  setsid bash scribble.sh >/dev/null 2>&1 < /dev/null &\n"
+            "  until [ -e out-of-the-group ]; do sleep 0.02; done\n"  # setsid has run
             "  exit 3\n",
             f"scribbler-{number}.yaml",
         )
