@@ -53,6 +53,11 @@ def _unknown_holder(path: Path) -> LockInfo:
     return LockInfo("unknown", "starting", "another process", 0, "", "just now", path=str(path))
 
 
+# A busy flock on a file that names no holder is tried again this many times, this far apart
+# (0.1 s in all), before the lock counts as held: a look at the holder takes it for an instant.
+GLANCES, GLANCE_S = 20, 0.005
+
+
 class FileLock:
     """A Locker over ``flock`` on ``path``. ``leave_nothing()`` answers, at release, whether
     this command wrote no state (so what it created for the lock goes again)."""
@@ -89,6 +94,7 @@ class FileLock:
         return wait_for_lock(lambda: self._try(info), timeout, clock=self.clock, sleep=self.sleep)
 
     def _try(self, info: LockInfo) -> LockInfo:
+        glances = 0
         while True:  # until we hold the flock of the file the path names
             self._made_late = []
             made = self._make_parents()
@@ -99,8 +105,17 @@ class FileLock:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                holder = _holder_from(_read_fd(fd)) or _unknown_holder(self.path)
+                holder = _holder_from(_read_fd(fd))
                 os.close(fd)
+                if holder is None and glances < GLANCES:
+                    # Held, and named by nobody: for an instant, by a look at who holds it
+                    # (`current_lock`: plan --no-lock, force-unlock) or by a holder between
+                    # its flock and writing its name. Tried again before the lock counts as
+                    # held, also with no timeout.
+                    glances += 1
+                    self.sleep(GLANCE_S)
+                    continue
+                holder = holder or _unknown_holder(self.path)
                 raise StateLocked(holder, directory=self.directory) from None
             if not self._still_named(fd):
                 os.close(fd)  # released and removed by its creator: take the new file

@@ -81,3 +81,31 @@ def test_a_waiting_command_takes_the_lock_when_the_holder_releases(tmp_path: Pat
     finally:
         waiter.close()
         holder.close()
+
+
+def test_a_look_at_the_holder_does_not_count_as_holding_the_lock(tmp_path: Path) -> None:
+    """`plan --no-lock` (and force-unlock) look at who holds the lock by taking the lock
+    file's flock for an instant. A command taking the lock at that instant, even with no
+    timeout, tries again rather than being told the state is locked by nobody it can name."""
+    import fcntl
+    import os
+
+    db = tmp_path / ".poolform" / "state.db"
+    db.parent.mkdir()
+    lock_file = db.parent / "state.lock"
+    glance = os.open(lock_file, os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(glance, fcntl.LOCK_EX | fcntl.LOCK_NB)  # a look, under way
+    slept: list[float] = []
+
+    def sleep(seconds: float) -> None:  # the look ends while the taker waits
+        slept.append(seconds)
+        fcntl.flock(glance, fcntl.LOCK_UN)
+
+    taker = SqliteStateBackend(db, sleep=sleep)
+    try:
+        got = taker.lock("apply", timeout=0)
+        assert got.operation == "apply"
+        assert len(slept) == 1
+    finally:
+        taker.close()
+        os.close(glance)
