@@ -33,6 +33,8 @@ else:
     compute_v1 = sdk.compute_v1()  # only the services poolform calls (sdk.py)
 
 DONE = compute_v1.Operation.Status.DONE
+# The shortest long poll sent for an operation (seconds): see OperationWaiter.wait.
+WAIT_FLOOR_S = 1.0
 
 
 class Clients:
@@ -108,7 +110,10 @@ class OperationWaiter:
                     f"after {self.settings.operation_timeout:g}s (operation_timeout); "
                     "it may still finish: a retry finds what it made",
                 )
-            wait_for = min(remaining, 60.0)  # the server answers within its own 2 minutes
+            # The server answers within its own 2 minutes; at least WAIT_FLOOR_S, so that the
+            # last wait before the deadline is never a request too short to be answered (a
+            # connect timeout would read as an unreachable GCE).
+            wait_for = min(max(remaining, WAIT_FLOOR_S), 60.0)
             operation = self.boundary.must(
                 f"{'region' if operation.region else 'global'}Operations.wait",
                 functools.partial(self._wait_once, operation, wait_for),
@@ -120,15 +125,23 @@ class OperationWaiter:
             raise error
 
     def _wait_once(self, operation: compute_v1.Operation, timeout: float) -> compute_v1.Operation:
+        """One long poll. The server holds it until the operation is done or its own deadline,
+        so a client timeout that runs out first (`timeout`: what is left of
+        operation_timeout) means no news, not an unreachable GCE: the operation as it was."""
+        import requests
+
         project, name = self.settings.project, operation.name
-        if operation.region:
-            return self.clients.region_operations.wait(
-                project=project,
-                region=last_segment(operation.region),
-                operation=name,
-                retry=None,
-                timeout=timeout,
+        try:
+            if operation.region:
+                return self.clients.region_operations.wait(
+                    project=project,
+                    region=last_segment(operation.region),
+                    operation=name,
+                    retry=None,
+                    timeout=timeout,
+                )
+            return self.clients.global_operations.wait(
+                project=project, operation=name, retry=None, timeout=timeout
             )
-        return self.clients.global_operations.wait(
-            project=project, operation=name, retry=None, timeout=timeout
-        )
+        except requests.exceptions.ReadTimeout:
+            return operation

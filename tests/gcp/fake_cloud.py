@@ -71,6 +71,9 @@ class FakeCloud:
     op_faults: dict[str, collections.deque[OpFault]] = field(default_factory=dict)
     exhausted: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
     stuck: set[str] = field(default_factory=set)
+    # Seconds a wait on a stuck operation is held before it is answered, as GCE holds
+    # operations.wait until the operation is done or its own two minutes have passed.
+    long_poll: float = 0.0
     errors: dict[str, list[Json]] = field(default_factory=dict)  # group -> listErrors items
     by_group: dict[str, dict[str, Json]] = field(default_factory=dict)  # group -> its instances
     lock: threading.RLock = field(default_factory=threading.RLock)
@@ -84,6 +87,7 @@ class FakeCloud:
                 other.clear()
             self.log.clear()
             self.stuck.clear()
+            self.long_poll = 0.0
             self.errors.clear()
             self.by_group.clear()
 

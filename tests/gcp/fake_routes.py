@@ -4,6 +4,7 @@ registered with `@route(VERB, PATH, METHOD)`; the handlers change the FakeCloud 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 
 from tests.gcp.fake_cloud import API, FakeCloud, HttpFault, Json, matches, page, public
@@ -255,8 +256,15 @@ def list_instances(cloud: FakeCloud, p: dict[str, str], q: dict[str, str], body:
 @route(
     "POST", "/regions/(?P<region>[^/]+)/operations/(?P<name>[^/]+)/wait", "regionOperations.wait"
 )
-@route("GET", "/regions/(?P<region>[^/]+)/operations/(?P<name>[^/]+)", "regionOperations.get")
 @route("POST", "/global/operations/(?P<name>[^/]+)/wait", "globalOperations.wait")
+def wait_operation(cloud: FakeCloud, p: dict[str, str], q: dict[str, str], body: Json) -> Json:
+    operation = cloud.operations.get(p["name"])
+    if cloud.long_poll and operation is not None and operation["_method"] in cloud.stuck:
+        time.sleep(cloud.long_poll)  # held, as GCE holds a wait on a running operation
+    return cloud.poll(p["name"])
+
+
+@route("GET", "/regions/(?P<region>[^/]+)/operations/(?P<name>[^/]+)", "regionOperations.get")
 @route("GET", "/global/operations/(?P<name>[^/]+)", "globalOperations.get")
 def poll_operation(cloud: FakeCloud, p: dict[str, str], q: dict[str, str], body: Json) -> Json:
     return cloud.poll(p["name"])

@@ -91,6 +91,23 @@ def test_operation_timeout_is_surfaced(
     assert provider.api_calls["globalOperations.wait"] >= 1
 
 
+def test_a_long_poll_that_outlasts_the_operation_timeout_is_no_news(
+    make_provider: Callable[..., GcpProvider], cloud: FakeCloud
+) -> None:
+    """GCE holds operations.wait until the operation is done or its own deadline. The last
+    wait before poolform's deadline ran out client-side, which read as "GCE unreachable" and
+    was retried with the same deadline spent; it is the operation still running."""
+    provider = make_provider(operation_timeout=0.2, poll_interval=0.01, retries=0)
+    cloud.stuck.add("instanceTemplates.insert")
+    cloud.long_poll = 3.0
+    with pytest.raises(ProviderError) as raised:
+        provider.create(machine_type())
+    error = raised.value
+    assert error.kind is ErrorKind.RETRYABLE
+    assert "still RUNNING after 0.2s (operation_timeout)" in error.message, error.message
+    assert provider.api_calls["globalOperations.wait"] == 1
+
+
 def test_group_never_stable_times_out(
     make_provider: Callable[..., GcpProvider], cloud: FakeCloud
 ) -> None:
