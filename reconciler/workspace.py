@@ -211,24 +211,30 @@ def _adopt_embedded_objects(state_dir: Path, store: StateBackend) -> None:
         )
 
 
-def read_state(
-    configuration: Configuration, operation: str, lock_timeout: float, *, lock: bool = True
-) -> StateSnapshot:
-    """One read of state, under the lock for its duration so no apply is seen half-way.
-    `lock=False` (`--no-lock`, Terraform's `-lock=false`, for plan, drift and graph only): a
-    read by credentials that may not write, which the lock is. Every backend reads one
-    consistent version (a transaction; on S3 a snapshot and the journal after it, read again
-    from the head when a fold meets it: state/s3.py), at worst one an apply running now has
-    since moved past; a saved plan made from it is refused by `apply` then, as any stale
-    plan is (its serial no longer matches)."""
-    if not lock:
-        return read_state_unlocked(configuration)[0]
+def read_state(configuration: Configuration, operation: str, lock_timeout: float) -> StateSnapshot:
+    """One read of state, under the lock for its duration so no apply is seen half-way."""
     backend = open_state(configuration)
     try:
         with hold_lock(backend, operation, lock_timeout, configuration):
             return backend.read()
     finally:
         backend.close()
+
+
+def read_state_for_reading(
+    configuration: Configuration, operation: str, lock_timeout: float, *, lock: bool
+) -> tuple[StateSnapshot, LockInfo | None]:
+    """The read of a command that changes nothing (plan, drift, graph): under the lock, or,
+    with `lock=False` (`--no-lock`, Terraform's `-lock=false`), by credentials that may not
+    write, which the lock is. Every backend reads one consistent version (a transaction; on
+    S3 a snapshot and the journal after it, read again from the head when a fold meets it:
+    state/s3.py), at worst one an apply running now has since moved past; a saved plan made
+    from it is refused by `apply` then, as any stale plan is (its serial no longer matches).
+    The second value: the run that changed state as it was read without the lock (see
+    `read_state_unlocked`)."""
+    if lock:
+        return read_state(configuration, operation, lock_timeout), None
+    return read_state_unlocked(configuration)
 
 
 def read_state_unlocked(configuration: Configuration) -> tuple[StateSnapshot, LockInfo | None]:

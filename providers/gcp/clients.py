@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import requests
 from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials, Credentials
 
@@ -128,8 +129,6 @@ class OperationWaiter:
         """One long poll. The server holds it until the operation is done or its own deadline,
         so a client timeout that runs out first (`timeout`: what is left of
         operation_timeout) means no news, not an unreachable GCE: the operation as it was."""
-        import requests
-
         project, name = self.settings.project, operation.name
         try:
             if operation.region:

@@ -27,8 +27,7 @@ from reconciler.workspace import (
     nothing_carries,
     open_provider,
     open_state,
-    read_state,
-    read_state_unlocked,
+    read_state_for_reading,
     secret_salt,
 )
 
@@ -59,14 +58,10 @@ def detect_drift(
     `refresh_only` (`plan --refresh-only`) shows what `apply --refresh-only` would accept, so
     it judges an empty state as that does, as Terraform's `-refresh-only` does: nothing to
     accept, and for a state no create ever started from, no provider opened. `lock=False`:
-    read without the lock (`--no-lock`, see `read_state`)."""
+    read without the lock (`--no-lock`, see `read_state_for_reading`)."""
     command = "plan" if refresh_only else "drift"  # as the lock and its errors name it
     configuration = load_directory(directory, "drift")
-    holder = None
-    if lock:
-        snapshot = read_state(configuration, command, lock_timeout)
-    else:
-        snapshot, holder = read_state_unlocked(configuration)
+    snapshot, holder = read_state_for_reading(configuration, command, lock_timeout, lock=lock)
     if refresh_only and nothing_carries(snapshot):
         return DriftReport(snapshot.lineage, snapshot.serial, checked=0)
     if len(snapshot) == 0 and not refresh_only:

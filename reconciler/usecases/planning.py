@@ -26,8 +26,7 @@ from reconciler.usecases.job_impact import with_jobs_affected
 from reconciler.workspace import (
     changing_run_warning,
     pin_state,
-    read_state,
-    read_state_unlocked,
+    read_state_for_reading,
     secret_salt,
 )
 
@@ -54,17 +53,13 @@ def plan_configuration(
     """Load, read state (briefly under the lock, so no apply is seen half-way), refresh unless
     `options.refresh` is off, and plan. Changes nothing but the state's first creation.
     `command`: the one the user ran, as errors name it (`graph` plans too). `lock=False`:
-    read state without the lock (`--no-lock`, see `read_state`)."""
+    read state without the lock (`--no-lock`, see `read_state_for_reading`)."""
     # The configuration and the plan live until the command ends and hold no cycles: built
     # with the collector paused and kept out of its later scans, which on 10,000 resources
     # cost ~0.1 s. A provider's refresh runs with the collector on: SDKs do make cycles.
     with collector_paused(keep=True):
         configuration = load_directory(directory, command)
-        holder = None
-        if lock:
-            snapshot = read_state(configuration, command, lock_timeout)
-        else:
-            snapshot, holder = read_state_unlocked(configuration)
+        snapshot, holder = read_state_for_reading(configuration, command, lock_timeout, lock=lock)
     refuse_emptied(configuration, snapshot, options.destroy)
     salt = secret_salt(configuration, snapshot.lineage)
     environment = environment_values(configuration, environ)
