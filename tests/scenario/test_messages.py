@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import pty
-import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -15,7 +14,7 @@ import pytest
 
 from reconciler.cli.common import missing_extra
 from state.sqlite import SqliteStateBackend, default_state_path
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, copy_example
 from tests.scenario.installed import poolform, poolform_command
 from tests.scenario.state_view import recorded_addresses
 
@@ -46,9 +45,7 @@ def test_a_missing_extra_names_the_pip_command(tmp_path: Path, module: str, extr
         f"raise ModuleNotFoundError({'No module named ' + module!r}, name={module!r})\n"
     )
     configuration = tmp_path / "config"
-    shutil.copytree(
-        EXAMPLES / f"anyscale-{extra}", configuration, ignore=shutil.ignore_patterns("*.md")
-    )
+    copy_example(EXAMPLES / f"anyscale-{extra}", configuration, "*.md")
     # (apply: a plan from an empty state calls no cloud, so it needs no SDK)
     result = poolform(
         "apply", configuration, "--auto-approve", env={"PYTHONPATH": str(tmp_path / "shadow")}
