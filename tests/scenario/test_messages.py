@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from providers.install import install_command
 from reconciler.cli.common import missing_extra
 from state.sqlite import SqliteStateBackend, default_state_path
 from tests.conftest import EXAMPLES, copy_example
@@ -51,15 +52,13 @@ def test_a_missing_extra_names_the_pip_command(tmp_path: Path, module: str, extr
         "apply", configuration, "--auto-approve", env={"PYTHONPATH": str(tmp_path / "shadow")}
     )
     assert result.returncode == 1
-    assert f"pip install 'poolform[{extra}]'" in result.stderr
+    assert f"run `{install_command(extra)}`" in result.stderr
     assert "internal error" not in result.stderr and "(permanent)" not in result.stderr
 
 
 def test_a_missing_driver_anywhere_names_its_extra() -> None:
     error = ModuleNotFoundError("No module named 'psycopg'", name="psycopg")
-    assert (
-        missing_extra(error) == "psycopg is not installed: run `pip install 'poolform[postgres]'`"
-    )
+    assert missing_extra(error) == f"psycopg is not installed: run `{install_command('postgres')}`"
     assert missing_extra(ModuleNotFoundError("x", name="yaml")) is None
 
 
