@@ -1,13 +1,18 @@
-"""What left a newcomer stuck: jobs submitted with no scheduler running stay queued, and the
+"""What left a newcomer stuck. Jobs submitted with no scheduler running stay queued, and the
 reason they read said `submitted; the scheduler's next cycle will place it`, as if some
 scheduler were about to. Someone who knows Kueue or SkyPilot expects a controller that is always
-there; here one runs only when `poolform scheduler run` is started, and the reason says so."""
+there; here one runs only when `poolform scheduler run` is started, and the reason says so.
+And Terraform's `init`, `refresh` and `taint` were unknown commands, with no word of what to do
+instead."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.adversarial.scheduler_setup import applied, job_file, listed
+from tests.scenario.installed import poolform
 from tests.scheduler.scenario import ok
 
 
@@ -24,3 +29,24 @@ def test_a_job_no_cycle_has_seen_names_the_command_that_runs_the_scheduler(
     assert "no scheduler cycle has run since" in found["reason"]["message"]
     assert "`poolform scheduler run`" in found["reason"]["message"]
     assert "`poolform scheduler run`" in ok("jobs", "list", "--chdir", directory)
+
+
+@pytest.mark.parametrize(
+    ("command", "instead"),
+    [
+        ("init", "run `poolform plan`"),
+        ("refresh", "`poolform apply --refresh-only`"),
+        ("taint", "`poolform plan --replace ADDR`"),
+    ],
+)
+def test_a_terraform_command_poolform_has_no_need_of_says_what_to_do_instead(
+    command: str, instead: str
+) -> None:
+    """A Terraform user's first reflex, `init`, got click's `No such command 'init'`."""
+    result = poolform(command)
+    assert result.returncode == 1
+    assert f"Error: poolform has no {command}: " in result.stderr
+    assert instead in result.stderr
+    assert "No such command" not in result.stderr
+    # A mistyped command keeps click's suggestion.
+    assert "Did you mean 'plan'?" in poolform("plna").stderr
