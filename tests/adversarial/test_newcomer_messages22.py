@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.adversarial.conftest import Pf
 from tests.adversarial.scheduler_setup import applied, job_file, listed
 from tests.scenario.installed import poolform
 from tests.scheduler.scenario import ok
@@ -50,3 +51,14 @@ def test_a_terraform_command_poolform_has_no_need_of_says_what_to_do_instead(
     assert "No such command" not in result.stderr
     # A mistyped command keeps click's suggestion.
     assert "Did you mean 'plan'?" in poolform("plna").stderr
+
+
+def test_applying_a_saved_plan_with_nothing_to_do_says_so(pf: Pf, quick: Path) -> None:
+    """It printed the plan's header line and nothing more, exit 0: no word of how it ended
+    (a directory's apply says `No changes.`; Terraform says `Apply complete!`)."""
+    assert pf("apply", quick, "--auto-approve").returncode == 0
+    plan_file = quick.parent / "nothing.bin"
+    assert pf("plan", quick, "-out", plan_file).returncode == 0
+    applied = pf("apply", plan_file)
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.splitlines()[-1] == "No changes: the saved plan has nothing to apply."
