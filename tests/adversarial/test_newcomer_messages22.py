@@ -62,3 +62,33 @@ def test_applying_a_saved_plan_with_nothing_to_do_says_so(pf: Pf, quick: Path) -
     applied = pf("apply", plan_file)
     assert applied.returncode == 0, applied.stderr
     assert applied.stdout.splitlines()[-1] == "No changes: the saved plan has nothing to apply."
+
+
+def test_a_job_submitted_before_its_configuration_was_applied_is_told_to_apply_it(
+    tmp_path: Path, quick: Path
+) -> None:
+    """From a directory that is no configuration, with a job file inside one not applied yet,
+    it said `<cwd> holds no poolform configuration`: as if the configuration did not exist."""
+    import os
+    import subprocess
+
+    from tests.adversarial.conftest import tree_digest
+    from tests.scenario.installed import poolform_command
+
+    before = tree_digest(tmp_path)
+    result = subprocess.run(
+        [*poolform_command(), "jobs", "submit", "quick/jobs/hello.yaml"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NO_COLOR": "1"},
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith(
+        "error: no applied configuration for quick/jobs/hello.yaml: no .poolform/ in its "
+        f"directory or above, nor in {tmp_path.resolve()} or above\n"
+    )
+    assert "apply the configuration the job is for first (`poolform apply DIR`)" in result.stderr
+    assert "holds no poolform configuration" not in result.stderr
+    assert tree_digest(tmp_path) == before  # nothing made
