@@ -81,9 +81,11 @@ def get_provider(
             return cloud(settings=settings, state_dir=state_dir, region=region, control=control)
         factory = FACTORIES[name]()
     except ModuleNotFoundError as exc:
+        from providers.install import install_command
+
         raise ProviderError(
             ErrorKind.PERMANENT,
             f"the {name} provider needs {exc.name}, which is not installed: "
-            f"run `pip install 'poolform[{name}]'`",
+            f"run `{install_command(name)}`",
         ) from None
     return factory(settings=settings, state_dir=state_dir, region=region)

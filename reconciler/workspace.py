@@ -149,6 +149,15 @@ def nothing_carries(snapshot: StateSnapshot) -> bool:
     return snapshot.serial == 0 and not snapshot.resources and not snapshot.intents
 
 
+def local_cloud_absent(configuration: Configuration) -> bool:
+    """True when the provider is the local one and its cloud was never made where
+    open_provider would open it (opening it makes its files)."""
+    return (
+        configuration.cluster.provider == "local"
+        and not (state_path(configuration).parent / "local-cloud.db").is_file()
+    )
+
+
 def local_cloud_empty(configuration: Configuration) -> bool:
     """True when the provider is the local one and its cloud (where open_provider opens it)
     holds no group or object, or is not there at all: nothing can be found in it, and opening

@@ -14,6 +14,15 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
 
+def copy_example(source: Path, target: Path, *skip: str) -> Path:
+    """An example configuration copied to `target` as the repository has it, without the files
+    named by the `skip` patterns. Never its `.poolform/`: the README's first command applies
+    examples/quickstart in place (as the examples' READMEs do zenml), and a copy holding that
+    state would be an applied configuration, failing tests for whoever follows the README."""
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns(".poolform", *skip))
+    return target
+
+
 @dataclass
 class Result:
     code: int
@@ -55,5 +64,4 @@ def write(tmp_path: Path):
 def quickstart(tmp_path: Path) -> Path:
     """A private copy of examples/quickstart (configuration only)."""
     target = tmp_path / "quickstart"
-    shutil.copytree(EXAMPLES / "quickstart", target, ignore=shutil.ignore_patterns("jobs", "*.md"))
-    return target
+    return copy_example(EXAMPLES / "quickstart", target, "jobs", "*.md")

@@ -5,6 +5,7 @@
   option a command shows in its `--help` is in that command's line.
 - Every `poolform <command>` in README.md and examples/**/README.md exists.
 - No README points outside the project (a sibling checkout, the issue tracker, notes).
+- The README's test command is the one `.ci/run` runs.
 """
 
 from __future__ import annotations
@@ -148,3 +149,12 @@ def test_no_readme_points_outside_the_project(readme: Path) -> None:
             continue  # a web address
         resolved = (readme.parent / target).resolve()
         assert resolved.is_relative_to(ROOT) and resolved.exists(), f"{readme}: {target}"
+
+
+def test_the_readme_s_test_command_is_the_one_ci_runs() -> None:
+    """`.ci/run` runs exactly the README's test command: a newcomer who runs it runs what CI
+    runs (CI only adds the services and the checks after it)."""
+    section = (ROOT / "README.md").read_text().split("## Run the tests", 1)[1]
+    (command,) = section.split("```", 2)[1].strip().splitlines()
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert command in ci, f".ci/run does not run the README's test command {command!r}"

@@ -140,7 +140,9 @@ def state_backend_available(config: Configuration) -> Iterator[Finding]:
         extra = _BACKEND_EXTRAS.get(backend)
         if missing and extra and not missing[0].startswith("state."):
             message = f"the {backend} state backend needs {missing[0]}, which is not installed"
-            hint = f"run `pip install 'poolform[{extra}]'`"
+            from providers.install import install_command
+
+            hint = f"run `{install_command(extra)}`"
         else:
             message = f"the {backend} state backend is not available in this version"
             hint = f"available: {', '.join(sorted(state_backends()))}"

@@ -281,6 +281,10 @@ def apply(
         )
     finally:
         view.close()
+    if saved and applied.result is None and not as_json:
+        # The saved plan is not shown again, so its "No changes" was not either: without this
+        # line such an apply printed only the plan's header, and never said how it ended.
+        click.echo("No changes: the saved plan has nothing to apply.")
     return report_applied(applied, as_json, "apply", label)
 
 

@@ -162,7 +162,9 @@ def missing_extra(error: ModuleNotFoundError) -> str | None:
     extra = EXTRAS.get(module)
     if extra is None:
         return None
-    return f"{error.name} is not installed: run `pip install 'poolform[{extra}]'`"
+    from providers.install import install_command
+
+    return f"{error.name} is not installed: run `{install_command(extra)}`"
 
 
 def _interruption(error: BaseException) -> KeyboardInterrupt | None:

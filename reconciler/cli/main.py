@@ -30,12 +30,33 @@ from reconciler.cli.scheduler_commands import jobs, pools, scheduler
 from reconciler.cli.spellings import terraform_spellings
 from reconciler.cli.state_commands import force_unlock, state
 
+# Terraform commands poolform has no need of, and what a Terraform user does here instead:
+# click's "No such command 'init'" left them looking for the step they had missed.
+TERRAFORM_ONLY = {
+    "init": "poolform has no init: its providers are built in and the first apply makes the "
+    "state; run `poolform plan`",
+    "refresh": "poolform has no refresh: `poolform apply --refresh-only` accepts what changed "
+    "into state (as `terraform apply -refresh-only`), `poolform drift` only reports it",
+    "taint": "poolform has no taint: `poolform plan --replace ADDR` (then apply) replaces one "
+    "resource, as `terraform plan -replace`",
+}
+
 
 class PoolformGroup(click.Group):
     """The command group, reading Terraform's spellings as poolform's."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         return super().parse_args(ctx, terraform_spellings(args))
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else None
+        if name in TERRAFORM_ONLY and self.get_command(ctx, name) is None:
+            if ctx.resilient_parsing:  # completing the line: no error, as click does
+                return None, None, args
+            raise click.UsageError(TERRAFORM_ONLY[name], ctx)
+        return super().resolve_command(ctx, args)
 
 
 @click.group(

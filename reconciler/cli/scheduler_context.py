@@ -55,6 +55,17 @@ def job_context(
     configuration = load_configuration(where)
     # A job command never writes where nothing was applied: a `.poolform/` made there would
     # be taken for that directory's state next time.
+    if configuration.declares_nothing and near is not None and not _named(directory):
+        # Searched from the job file's directory too: naming only the current directory told
+        # someone who had not applied yet that their configuration did not exist.
+        from reconciler.printable import printable
+
+        raise PoolformError(
+            f"no applied configuration for {printable(str(near))}: no .poolform/ in its "
+            f"directory or above, nor in {printable(str(where))} or above",
+            hint="apply the configuration the job is for first (`poolform apply DIR`), or name "
+            "it with --chdir DIR",
+        )
     if configuration.declares_nothing:
         raise PoolformError(
             f"{where} holds no poolform configuration (no *.yaml files, no .poolform/ in it "
@@ -84,6 +95,16 @@ def job_context(
 
     store = team_store(configuration, where, submitting)
     return open_context(path.parent, read_state, store=store, pass_env=pass_env)
+
+
+def _named(directory: Path | None) -> bool:
+    """Whether the command line named the configuration's directory (--dir, --chdir)."""
+    import click
+
+    from reconciler.cli.global_options import CHDIR
+
+    context = click.get_current_context(silent=True)
+    return directory is not None or bool(context and context.find_root().meta.get(CHDIR))
 
 
 def nothing_applied(where: Path) -> PoolformError:

@@ -25,6 +25,7 @@ from reconciler.errors import PathNotFound, PoolformError
 
 if TYPE_CHECKING:
     from state import StateBackend, StateSnapshot
+    from state.location import Location
 
 DIR_OPTION = click.option(
     "--dir",
@@ -323,7 +324,7 @@ def state_migrate(
     from reconciler.scheduler.queue_place import queue_place, refuse_stranded_jobs
     from reconciler.workspace import open_state, refuse_leaving_the_local_cloud, state_location
     from state.errors import StateMoved
-    from state.location import Location, location_from_url, open_location
+    from state.location import location_from_url, open_location
     from state.migrate import migrate, moving_back
     from state.sqlite import default_state_path
 
@@ -362,9 +363,49 @@ def state_migrate(
         f"{_count(copied.resources, 'resource')}, "
         f"{_count(copied.history, 'history entry', 'history entries')}, "
         f"{_count(copied.objects, 'control-plane object')} and the salt) from {copied.source} to "
-        f"{copied.target}, and verified the copy. {copied.source} is marked as moved: point the "
-        "Cluster's `state` settings at the new backend."
+        f"{copied.target}, and verified the copy. {copied.source} is marked as moved"
+        + (
+            ": point the Cluster's `state` settings at the new backend:\n\n"
+            + _cluster_state(located(to_url))
+            if to_url
+            else "; the Cluster's `state` settings name the new backend."
+        )
     )
+
+
+def _cluster_state(location: Location) -> str:
+    """The Cluster's `state:` that names `location`, to paste into the Cluster's file (the
+    next command refuses the moved state until it is there). Never a password: a PostgreSQL
+    connection string is read from POOLFORM_PG_URL."""
+    from state.location import PG_URL_VARIABLE
+
+    def flow(settings: dict[str, object]) -> str:  # JSON's strings are YAML's: quoted, escaped
+        return "{" + ", ".join(f"{k}: {json.dumps(v)}" for k, v in settings.items()) + "}"
+
+    if location.backend == "postgres":
+        setting = {"backend": "postgres", "dsn": f"${{env:{PG_URL_VARIABLE}}}"}
+        line = flow({**setting, "key": location.schema})
+        return (
+            f"  state: {line}\n\nwith {PG_URL_VARIABLE} set to the connection string where "
+            "poolform runs (or libpq's PGHOST, PGUSER, PGPASSWORD... and no `dsn`)."
+        )
+    if location.backend == "s3":
+        settings: dict[str, object] = {
+            "backend": "s3",
+            "bucket": location.bucket,
+            "key": location.prefix,
+        }
+        if location.region:
+            settings["region"] = location.region
+        if location.lease_seconds != 30:
+            settings["lease_seconds"] = location.lease_seconds
+        line = f"  state: {flow(settings)}"
+        if location.endpoint:  # no Cluster setting: boto3 reads it from the environment
+            return (
+                f"{line}\n\nwith AWS_ENDPOINT_URL set to {location.endpoint} where poolform runs."
+            )
+        return line
+    return f"  state: {flow({'backend': 'sqlite', 'path': str(location.path)})}"
 
 
 @click.command("force-unlock")

@@ -56,7 +56,9 @@ class ReasonCode(enum.StrEnum):
 
 # The one place a reason's words live. `{name}` fields come from the reason's detail.
 TEXT: dict[ReasonCode, str] = {
-    ReasonCode.PENDING_EVALUATION: "submitted; the scheduler's next cycle will place it",
+    ReasonCode.PENDING_EVALUATION: (
+        "submitted; no scheduler cycle has run since: `poolform scheduler run` places it"
+    ),
     ReasonCode.WAITING_FOR_CAPACITY: "pool {pool}{shared} is short of {deficit}",
     ReasonCode.NO_WORKER_FREE: "all {workers} worker(s) of pool {pool} are busy",
     ReasonCode.STEP_RUN_EXHAUSTED: "pool {pool} runs at most {limit} job(s) at once (step_run)",

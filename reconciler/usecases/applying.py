@@ -42,6 +42,7 @@ from reconciler.usecases.common import (
 from reconciler.usecases.job_impact import with_jobs_affected
 from reconciler.workspace import (
     hold_lock,
+    local_cloud_absent,
     nothing_carries,
     open_provider,
     open_state,
@@ -218,10 +219,16 @@ def _apply(
                 )
                 how.on_plan(plan)
                 return AppliedPlan(plan, None)
-            # Opened only now: a stale or foreign saved plan is refused before a provider
-            # exists (the local one makes its cloud's files when opened).
-            provider = open_provider(configuration, backend)
-            refreshed = _refreshed(provider, snapshot, salt, options, saved, how)
+            if saved is None and nothing_carries(snapshot) and local_cloud_absent(configuration):
+                # A first apply on the local provider: nothing carries this state's lineage, so
+                # there is nothing to refresh (as plan), and its cloud, whose files opening it
+                # makes, is opened once the changes are confirmed: a declined apply left them.
+                refreshed = RefreshedSnapshot.unrefreshed(snapshot)
+            else:
+                # Opened only now: a stale or foreign saved plan is refused before a provider
+                # exists (the local one makes its cloud's files when opened).
+                provider = open_provider(configuration, backend)
+                refreshed = _refreshed(provider, snapshot, salt, options, saved, how)
             plan = make_plan(configuration, refreshed, options, salt=salt, environment=environment)
             if saved is not None:
                 check_saved_plan(
@@ -245,6 +252,8 @@ def _apply(
                 )
                 cancelled = "Destroy cancelled" if options.destroy else "Apply cancelled"
                 confirmed(how.confirm, question, cancelled)
+            if provider is None:
+                provider = open_provider(configuration, backend)
             clear = expand(configuration, salt, environment=environment, reveal=True)
             executor = ChangeExecutor(provider, backend, snapshot, clear)
             result = walk_plan(

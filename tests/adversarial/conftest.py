@@ -4,13 +4,13 @@ attacker) would: `pf` runs it and returns the finished process."""
 from __future__ import annotations
 
 import hashlib
-import shutil
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import copy_example
 from tests.scenario.installed import poolform
 from tests.scheduler.conftest import kill_stray_jobs
 
@@ -35,8 +35,7 @@ def no_stray_jobs(tmp_path: Path) -> Iterator[None]:
 def quick(tmp_path: Path) -> Path:
     """A fresh copy of the quickstart configuration (local provider), not applied."""
     target = tmp_path / "quick"
-    shutil.copytree(EXAMPLES / "quickstart", target)
-    return target
+    return copy_example(EXAMPLES / "quickstart", target)
 
 
 def tree_digest(directory: Path) -> dict[str, str]:

@@ -7,12 +7,11 @@ directory: 'plan.bin'`, `state push FILE` click's usage and "File 'FILE' does no
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
 from tests.adversarial.conftest import cloud_holds
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, copy_example
 from tests.scenario.installed import poolform, poolform_command
 
 
@@ -31,7 +30,7 @@ def test_a_path_missing_in_chdir_but_present_where_started_says_paths_are_relati
     tmp_path: Path,
 ) -> None:
     quick = tmp_path / "q"
-    shutil.copytree(EXAMPLES / "quickstart", quick, ignore=shutil.ignore_patterns("jobs", "*.md"))
+    copy_example(EXAMPLES / "quickstart", quick, "jobs", "*.md")
     assert run_in(tmp_path, "plan", "q", "-out", "plan.bin").returncode == 0
 
     for command in ("apply", "show", "graph"):

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import copy
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.adversarial.conftest import EXAMPLES, Pf
+from tests.conftest import copy_example
 
 STOLEN = "worker_pool.stolen"
 
@@ -34,11 +34,11 @@ def neighbours(pf: Pf, tmp_path: Path) -> tuple[Path, Path]:
     shared = tmp_path / "shared"
     shared.mkdir()
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
-    shutil.copytree(EXAMPLES / "zenml", ours, ignore=shutil.ignore_patterns("*.md", "jobs"))
+    copy_example(EXAMPLES / "zenml", ours, "*.md", "jobs")
     (ours / "cluster.yaml").write_text(
         f"kind: Cluster\nname: ours\nprovider: local\nstate:\n  path: {shared / 'ours.db'}\n"
     )
-    shutil.copytree(EXAMPLES / "quickstart", theirs, ignore=shutil.ignore_patterns("*.md"))
+    copy_example(EXAMPLES / "quickstart", theirs, "*.md")
     cluster = theirs / "cluster.yaml"
     cluster.write_text(cluster.read_text() + f"state:\n  path: {shared / 'theirs.db'}\n")
     for directory in (ours, theirs):

@@ -5,17 +5,16 @@ apply the plan against DIR's state and refuse it as another state's)."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, copy_example
 from tests.scenario.installed import poolform
 from tests.scenario.state_view import serial_of
 
 
 def copy(tmp_path: Path, name: str) -> Path:
     target = tmp_path / name
-    shutil.copytree(EXAMPLES / "quickstart", target, ignore=shutil.ignore_patterns("jobs", "*.md"))
+    copy_example(EXAMPLES / "quickstart", target, "jobs", "*.md")
     return target
 
 

@@ -8,14 +8,13 @@ checked with botocore's Stubber in test_stubbed.py).
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 from typing import Any
 
 import boto3
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, copy_example
 
 from .conftest import AMI
 
@@ -34,7 +33,7 @@ provider_settings:
 @pytest.fixture
 def config(tmp_path: Path, aws_env: str) -> Path:
     target = tmp_path / "anyscale-aws"
-    shutil.copytree(EXAMPLES / "anyscale-aws", target, ignore=shutil.ignore_patterns("*.md"))
+    copy_example(EXAMPLES / "anyscale-aws", target, "*.md")
     (target / "cluster.yaml").write_text(CLUSTER)
     pool = target / "machine-pool.yaml"
     text = pool.read_text()

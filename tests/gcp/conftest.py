@@ -4,7 +4,6 @@ recorded as the test's `gcp_api_calls` property (shown in junit reports)."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import pytest
 
 from providers.gcp import GcpProvider
 from providers.protocol import ResourceSpec
+from tests.conftest import copy_example
 from tests.gcp.fake_cloud import FakeCloud
 from tests.gcp.fake_compute import FakeComputeServer
 
@@ -33,7 +33,7 @@ provider_settings:
 def example_on_endpoint(target: Path, cloud: FakeCloud) -> Path:
     """examples/anyscale-gcp copied to `target`, its Cluster aimed at the local endpoint's
     project (the installed poolform finds the endpoint in POOLFORM_GCP_ENDPOINT)."""
-    shutil.copytree(EXAMPLE, target, ignore=shutil.ignore_patterns("*.md"))
+    copy_example(EXAMPLE, target, "*.md")
     (target / "cluster.yaml").write_text(CLUSTER.format(project=cloud.project))
     return target
 

@@ -4,12 +4,11 @@ destroy. A size the scheduler moved inside the bounds is never drift."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, copy_example
 from tests.gcp.fake_cloud import FakeCloud
 from tests.gcp.fake_compute import FakeComputeServer
 
@@ -30,7 +29,7 @@ def config(
     tmp_path: Path, endpoint: FakeComputeServer, cloud: FakeCloud, monkeypatch: pytest.MonkeyPatch
 ) -> Path:
     target = tmp_path / "anyscale-gcp"
-    shutil.copytree(EXAMPLES / "anyscale-gcp", target, ignore=shutil.ignore_patterns("*.md"))
+    copy_example(EXAMPLES / "anyscale-gcp", target, "*.md")
     (target / "cluster.yaml").write_text(CLUSTER)
     pool = target / "machine-pool.yaml"
     pool.write_text(pool.read_text().replace("size: 2", "size: 2\n        warm: 1"))

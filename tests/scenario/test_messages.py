@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import os
 import pty
-import shutil
 import socket
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from providers.install import install_command
 from reconciler.cli.common import missing_extra
 from state.sqlite import SqliteStateBackend, default_state_path
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, copy_example
 from tests.scenario.installed import poolform, poolform_command
 from tests.scenario.state_view import recorded_addresses
 
@@ -46,23 +46,19 @@ def test_a_missing_extra_names_the_pip_command(tmp_path: Path, module: str, extr
         f"raise ModuleNotFoundError({'No module named ' + module!r}, name={module!r})\n"
     )
     configuration = tmp_path / "config"
-    shutil.copytree(
-        EXAMPLES / f"anyscale-{extra}", configuration, ignore=shutil.ignore_patterns("*.md")
-    )
+    copy_example(EXAMPLES / f"anyscale-{extra}", configuration, "*.md")
     # (apply: a plan from an empty state calls no cloud, so it needs no SDK)
     result = poolform(
         "apply", configuration, "--auto-approve", env={"PYTHONPATH": str(tmp_path / "shadow")}
     )
     assert result.returncode == 1
-    assert f"pip install 'poolform[{extra}]'" in result.stderr
+    assert f"run `{install_command(extra)}`" in result.stderr
     assert "internal error" not in result.stderr and "(permanent)" not in result.stderr
 
 
 def test_a_missing_driver_anywhere_names_its_extra() -> None:
     error = ModuleNotFoundError("No module named 'psycopg'", name="psycopg")
-    assert (
-        missing_extra(error) == "psycopg is not installed: run `pip install 'poolform[postgres]'`"
-    )
+    assert missing_extra(error) == f"psycopg is not installed: run `{install_command('postgres')}`"
     assert missing_extra(ModuleNotFoundError("x", name="yaml")) is None
 
 

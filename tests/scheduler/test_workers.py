@@ -9,7 +9,6 @@ too, last."""
 from __future__ import annotations
 
 import re
-import shutil
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from providers.local.inventory import mark_busy
 from reconciler.scheduler.context import open_context, worker_marker
 from reconciler.scheduler.executor import Launch, Phase
 from reconciler.scheduler.local_executor import LocalExecutor
+from tests.conftest import copy_example
 from tests.scheduler.scenario import (
     EXAMPLES,
     applied_copy,
@@ -40,7 +40,7 @@ def _workers(directory: Path) -> dict[str, bool]:
 
 def test_a_shrink_keeps_the_worker_running_a_job_and_frees_it_after(tmp_path: Path) -> None:
     source = tmp_path / "source"
-    shutil.copytree(EXAMPLES / "skypilot", source)
+    copy_example(EXAMPLES / "skypilot", source)
     pool = source / "pool.yaml"
     pool.write_text(re.sub(r"file_mounts:\n(  .*\n)+", "", pool.read_text()))
     directory = applied_copy(source, tmp_path / "skypilot")

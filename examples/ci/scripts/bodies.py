@@ -99,7 +99,11 @@ def apply_note(context: Context, status: int, log: str, review: str) -> str:
     head = marker("apply", context.directory)
     if status == 0:
         outcome = next(
-            (line for line in reversed(log.splitlines()) if line.startswith("Apply complete")),
+            (
+                line
+                for line in reversed(log.splitlines())
+                if line.startswith(("Apply complete", "No changes"))
+            ),
             "Apply complete.",
         )
         return (
