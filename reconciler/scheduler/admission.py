@@ -54,6 +54,7 @@ class Admission(HeldRoom):
         self.reasons: dict[int, Reason] = {}
         self.claims: dict[int, float] = {}
         self.claimed_at: dict[int, float] = {}  # claimants room is held for: submission time
+        self.latest_claim: dict[tuple[int, int], tuple[float, int]] = {}  # see `_behind`
         # Not a bound method of this object: a cycle's objects are freed by reference counting
         # as soon as it returns (a reference cycle would leave them all to the cyclic
         # collector, which then walks them: tens of milliseconds on a deep queue).
@@ -242,7 +243,11 @@ class Admission(HeldRoom):
         stopped by its own policy's limit or reservation could not use it, and others could.
         Every claim is held here: its submission time is kept for `_behind`."""
         if failure.level == "pool":
-            self.claimed_at[job.id] = job.submitted_at
+            at = self.claimed_at[job.id] = job.submitted_at
+            where = (id(self.ledger.pools[route.pool].tree), route.priority)
+            latest = self.latest_claim.get(where)
+            if latest is None or latest < (at, job.id):
+                self.latest_claim[where] = (at, job.id)
             self.ledger.hold(job.id, route)
 
     def _explain(self, lane: Lane, failure: Failure) -> Reason:
