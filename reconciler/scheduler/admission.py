@@ -392,7 +392,7 @@ class Admission(HeldRoom):
         tried = kept[1].get(where)
         if tried is None:
             tried = kept[1][where] = []
-        elif _dominated(tried, route.priority, route.demand):
+        elif tried and _dominated(tried, route.priority, route.demand):
             return None
         found = victims_among(self.ledger, route, np, batch, candidates)
         if found is None:
