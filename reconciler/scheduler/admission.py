@@ -249,8 +249,10 @@ class Admission(HeldRoom):
             candidates = self.candidates.get(id(tree))
             if candidates is not None and candidates.jobs:
                 found = self._search(job, lane, np, candidates)
+        floor = tree.held_floor  # (no room held for a job of no higher priority: none to take)
+        lower = floor is not None and floor <= lane.route.priority
         if found is not None:
-            if self._take_from_lower_claims(job, failures, np):
+            if lower and self._take_from_lower_claims(job, failures, np):
                 return None
             preempted = self._preempt(job.id, lane, found, candidates)  # type: ignore[arg-type]
             self.preempts.append(preempted)
@@ -263,7 +265,8 @@ class Admission(HeldRoom):
             )
             return None
         if (
-            level == "pool"
+            lower
+            and level == "pool"
             and id(tree) in self.admitted  # (its lists only grow: in it, it is not empty)
             and self._would_preempt_admitted(job, failures, np)
             and self._take_from_lower_claims(job, failures, np)
