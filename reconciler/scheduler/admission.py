@@ -378,9 +378,7 @@ class Admission(HeldRoom):
                 return lane, found, candidates
         return None
 
-    def _search(
-        self, job: Queued, lane: Lane, np: bool, candidates: Candidates
-    ) -> Victims | None:
+    def _search(self, job: Queued, lane: Lane, np: bool, candidates: Candidates) -> Victims | None:
         """The job's victims among the lane's tree's candidates, unless a search for a job of
         no lower priority and no greater demand on the same route found none since the tree
         last started to lend or grew (see `Hopeless`)."""

@@ -6,7 +6,6 @@ from __future__ import annotations
 from reconciler.scheduler.amounts import WORKER, Amounts
 from reconciler.scheduler.usage import Failure, PolicyUse, PoolUse
 
-
 # A failure made as the tuple it is: the question every queued job asks makes one, and the
 # named tuple's own constructor is a Python function in between.
 _new = tuple.__new__

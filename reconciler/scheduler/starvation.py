@@ -20,7 +20,6 @@ from collections.abc import Callable, Sequence
 from reconciler.scheduler.model import Route
 from reconciler.scheduler.usage import TreeUse
 
-
 Routes = Sequence[tuple[Route, TreeUse]]
 
 
