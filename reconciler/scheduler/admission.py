@@ -244,7 +244,7 @@ class Admission(HeldRoom):
         admissions in a tree that admitted none)."""
         lane, failure = failures[0]
         tree, level = lane.tree, failure.level
-        found = None
+        found, candidates = None, None
         if level == "pool" or level == "limit":
             candidates = self.candidates.get(id(tree))
             if candidates is not None and candidates.jobs:
@@ -254,7 +254,8 @@ class Admission(HeldRoom):
         if found is not None:
             if lower and self._take_from_lower_claims(job, failures, np):
                 return None
-            preempted = self._preempt(job.id, lane, found, candidates)  # type: ignore[arg-type]
+            assert candidates is not None  # (where the victims were found)
+            preempted = self._preempt(job.id, lane, found, candidates)
             self.preempts.append(preempted)
             self.claims[job.id] = self.now + self.snapshot.claim_ttl
             self._hold(job, lane.route, failure)
