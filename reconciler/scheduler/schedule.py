@@ -261,7 +261,9 @@ class _Entries:
                 self.policies[route.policy],
                 pool.tree,
             )
-        return Lane(route, *entry)
+        # Made as the tuple it is: a lane per distinct request, and the named tuple's own
+        # constructor is a Python function in between.
+        return _new(Lane, (route, *entry))
 
 
 def _in_order(waiting: list[Waiting]) -> list[Waiting]:
@@ -285,6 +287,7 @@ def _in_order(waiting: list[Waiting]) -> list[Waiting]:
 
 
 _RUN = itemgetter(8)
+_new = tuple.__new__
 
 
 def _sort(waiting: list[Waiting]) -> None:
