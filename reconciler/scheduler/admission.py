@@ -54,6 +54,7 @@ class Admission(HeldRoom):
         self.reasons: dict[int, Reason] = {}
         self.claims: dict[int, float] = {}
         self.claimed_at: dict[int, float] = {}  # claimants room is held for: submission time
+        self.latest_claim: dict[tuple[int, int], tuple[float, int]] = {}  # see `_behind`
         # Not a bound method of this object: a cycle's objects are freed by reference counting
         # as soon as it returns (a reference cycle would leave them all to the cyclic
         # collector, which then walks them: tens of milliseconds on a deep queue).
@@ -190,14 +191,16 @@ class Admission(HeldRoom):
     ) -> tuple[Reason, list[tuple[Route, TreeUse]]] | None:
         """A job that fits nowhere: its victims, or its reason. Returns the outcome a look-alike
         may reuse (None when it may not)."""
-        victims = self.outstanding.get(job.id)
-        if victims and claimant:
+        victims = self.outstanding.get(job.id) if claimant else None
+        if victims:
             lane, failure = failures[0]
             self._hold(job, lane.route, failure)
             self.reasons[job.id] = reason(
                 ReasonCode.WAITING_FOR_VICTIMS, victims=sorted(victims), pool=lane.route.pool
             )
             return None
+        if len(failures) == 1:
+            return self._wait_one(job, failures, claimant, np)
         found = self._victims(job, failures, np)
         # Rather than stop running work, take room held for lower-priority claimants; so too
         # when the only victims are jobs admitted in this cycle (never victims within it), as
@@ -225,16 +228,63 @@ class Admission(HeldRoom):
         if claimant:
             self._hold(job, lane.route, failure)
             return None
-        if len(failures) == 1:  # (one route, mostly: no comprehension for it)
-            short = [(lane.route, lane.tree)] if failure.level == "pool" else []
-        else:
-            short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
+        short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
         if short:
             self.bypasses.watch(job.id, job.bypassed, short)
             if self.heads:  # passed too often already: room is held for it now
                 self._settle_heads()
-        if len(failures) == 1:
-            self._check_closed(lane, job, failure)
+        return why, short
+
+    def _wait_one(
+        self, job: Queued, failures: list[tuple[Lane, Failure]], claimant: bool, np: bool
+    ) -> tuple[Reason, list[tuple[Route, TreeUse]]] | None:
+        """`_wait` for a job with one route (most jobs): the same steps, each asked of that
+        route alone, and the questions whose answer is known from the failure skipped (no
+        victims where neither capacity nor the limit binds, no victims among this cycle's
+        admissions in a tree that admitted none)."""
+        lane, failure = failures[0]
+        tree, level = lane.tree, failure.level
+        found, candidates = None, None
+        if level == "pool" or level == "limit":
+            candidates = self.candidates.get(id(tree))
+            if candidates is not None and candidates.jobs:
+                found = self._search(job, lane, np, candidates)
+        floor = tree.held_floor  # (no room held for a job of no higher priority: none to take)
+        lower = floor is not None and floor <= lane.route.priority
+        if found is not None:
+            if lower and self._take_from_lower_claims(job, failures, np):
+                return None
+            assert candidates is not None  # (where the victims were found)
+            preempted = self._preempt(job.id, lane, found, candidates)
+            self.preempts.append(preempted)
+            self.claims[job.id] = self.now + self.snapshot.claim_ttl
+            self._hold(job, lane.route, failure)
+            self.reasons[job.id] = reason(
+                ReasonCode.WAITING_FOR_VICTIMS,
+                victims=list(preempted.victims),
+                pool=preempted.pool,
+            )
+            return None
+        if (
+            lower
+            and level == "pool"
+            and id(tree) in self.admitted  # (its lists only grow: in it, it is not empty)
+            and self._would_preempt_admitted(job, failures, np)
+            and self._take_from_lower_claims(job, failures, np)
+        ):
+            return None
+        why = self.reasons[job.id] = self._explain(lane, failure)
+        if claimant:
+            self._hold(job, lane.route, failure)
+            return None
+        if level == "pool":
+            short = [(lane.route, tree)]
+            self.bypasses.watch(job.id, job.bypassed, short)
+            if self.heads:  # passed too often already: room is held for it now
+                self._settle_heads()
+        else:
+            short = []
+        self._check_closed(lane, job, failure)
         return why, short
 
     def _hold(self, job: Queued, route: Route, failure: Failure) -> None:
@@ -242,7 +292,11 @@ class Admission(HeldRoom):
         stopped by its own policy's limit or reservation could not use it, and others could.
         Every claim is held here: its submission time is kept for `_behind`."""
         if failure.level == "pool":
-            self.claimed_at[job.id] = job.submitted_at
+            at = self.claimed_at[job.id] = job.submitted_at
+            where = (id(self.ledger.pools[route.pool].tree), route.priority)
+            latest = self.latest_claim.get(where)
+            if latest is None or latest < (at, job.id):
+                self.latest_claim[where] = (at, job.id)
             self.ledger.hold(job.id, route)
 
     def _explain(self, lane: Lane, failure: Failure) -> Reason:
@@ -314,32 +368,38 @@ class Admission(HeldRoom):
         self, job: Queued, failures: list[tuple[Lane, Failure]], np: bool
     ) -> tuple[Lane, Victims, Candidates] | None:
         """Victims on the first route where some exist (nothing is marked yet)."""
-        batch = job.batch if job.batch in self.batches else 0
         for lane, failure in failures:
             if failure.level not in ("pool", "limit"):
                 continue
-            tree = lane.tree
-            key = id(tree)
-            candidates = self.candidates.get(key)
+            candidates = self.candidates.get(id(lane.tree))
             if candidates is None or not candidates.jobs:
                 continue
-            route = lane.route
-            stamp = (len(tree.joins), len(tree.grown))
-            kept = self.hopeless.get(key)
-            if kept is None or kept[0] != stamp:
-                kept = self.hopeless[key] = (stamp, {})
-            where = (route.pool, route.policy, np, batch)
-            tried = kept[1].get(where)
-            if tried is None:
-                tried = kept[1][where] = []
-            elif _dominated(tried, route.priority, route.demand):
-                continue
-            found = victims_among(self.ledger, route, np, job.batch, candidates)
-            if found is None:
-                tried.append((route.priority, route.demand))
-                continue
-            return lane, found, candidates
+            found = self._search(job, lane, np, candidates)
+            if found is not None:
+                return lane, found, candidates
         return None
+
+    def _search(self, job: Queued, lane: Lane, np: bool, candidates: Candidates) -> Victims | None:
+        """The job's victims among the lane's tree's candidates, unless a search for a job of
+        no lower priority and no greater demand on the same route found none since the tree
+        last started to lend or grew (see `Hopeless`)."""
+        tree, route = lane.tree, lane.route
+        key = id(tree)
+        stamp = (len(tree.joins), len(tree.grown))
+        kept = self.hopeless.get(key)
+        if kept is None or kept[0] != stamp:
+            kept = self.hopeless[key] = (stamp, {})
+        batch = job.batch
+        where = (route.pool, route.policy, np, batch if batch in self.batches else 0)
+        tried = kept[1].get(where)
+        if tried is None:
+            tried = kept[1][where] = []
+        elif tried and _dominated(tried, route.priority, route.demand):
+            return None
+        found = victims_among(self.ledger, route, np, batch, candidates)
+        if found is None:
+            tried.append((route.priority, route.demand))
+        return found
 
     def _preempt(self, job: int, lane: Lane, found: Victims, candidates: Candidates) -> Preempt:
         """Mark the victims: they leave the candidates and what their policies borrow."""

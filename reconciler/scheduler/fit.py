@@ -6,6 +6,10 @@ from __future__ import annotations
 from reconciler.scheduler.amounts import WORKER, Amounts
 from reconciler.scheduler.usage import Failure, PolicyUse, PoolUse
 
+# A failure made as the tuple it is: the question every queued job asks makes one, and the
+# named tuple's own constructor is a Python function in between.
+_new = tuple.__new__
+
 
 def free_worker(pool: PoolUse) -> str | None:
     if pool.pool.kind != "worker":
@@ -56,12 +60,12 @@ def fits(pool: PoolUse, policy: PolicyUse, demand: Amounts, np: bool) -> Failure
             return Failure("pool", ((WORKER, 0),))
         return None
     if reserved:
-        return Failure("reserved", tuple(reserved))
+        return _new(Failure, ("reserved", tuple(reserved)))
     if limited:
-        return Failure("limit", tuple(limited))
+        return _new(Failure, ("limit", tuple(limited)))
     if overcommitted:
-        return Failure("overcommitted", tuple(overcommitted))
-    return Failure("pool", tuple(over or ()))
+        return _new(Failure, ("overcommitted", tuple(overcommitted)))
+    return _new(Failure, ("pool", tuple(over or ())))
 
 
 def fits_without(

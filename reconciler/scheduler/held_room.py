@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reconciler.scheduler.candidates import Candidates, victim_order
-from reconciler.scheduler.fit import fits_without
 from reconciler.scheduler.lanes import Lane, Waiting
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Holding, Queued, Route, Snapshot
@@ -37,6 +36,8 @@ class HeldRoom:
     candidates: dict[int, Candidates]
     reasons: dict[int, Reason]
     claimed_at: dict[int, float]  # per claimant room is held for, its submission time
+    # Per (tree, priority): the latest (submission time, id) of a claim held there this cycle.
+    latest_claim: dict[tuple[int, int], tuple[float, int]]
     readmitted: set[int]
     heads: Heads
     bypasses: Bypasses
@@ -174,7 +175,7 @@ class HeldRoom:
         and no running job is stopped for it. Those it passes keep what is still free."""
         ledger = self.ledger
         for lane, failure in failures:
-            if failure.level != "pool" or not self._held_room_might_fit(lane, np):
+            if failure.level != "pool" or not self._held_room_might_fit(lane, failure):
                 continue
             lower = self._behind(job, lane)
             if not lower or not ledger.fits_without_claims(lane.route, np, lower):
@@ -193,14 +194,21 @@ class HeldRoom:
             return True
         return False
 
-    def _held_room_might_fit(self, lane: Lane, np: bool) -> bool:
+    def _held_room_might_fit(self, lane: Lane, failure: Failure) -> bool:
         """Whether room is held in the lane's tree for a job of no higher priority, and the
-        route would fit were all room held there free: the cheap test before `_behind`."""
+        route would fit were all room held there free: the cheap test before `_behind`.
+        `failure` is the route's as the ledger stands, of level "pool": nothing else binds
+        (no limit, reservation or overcommitted key), so the route fits with the held room
+        free exactly when what is held covers the deficit on every key short."""
         tree = lane.tree
         floor = tree.held_floor
         if floor is None or floor > lane.route.priority:
             return False
-        return fits_without(lane.pool, lane.policy, lane.route.demand, np, tree.claimed, None)
+        claimed = tree.claimed
+        for key, short in failure.deficit:  # noqa: SIM110 (a loop: no generator on a hot path)
+            if claimed.get(key, 0) < short:
+                return False
+        return True
 
     def _behind(self, job: Queued, lane: Lane) -> list[int]:
         """Jobs room is held for in the lane's tree that the job, were it a claimant, would go
@@ -208,6 +216,9 @@ class HeldRoom:
         same priority submitted after it."""
         lower = self.ledger.lower_claims(lane.route)
         priority, mine = lane.route.priority, (job.submitted_at, job.id)
+        latest = self.latest_claim.get((id(lane.tree), priority))
+        if latest is None or latest <= mine:
+            return lower  # no claimant of its priority there was submitted after it
         claimed_at = self.claimed_at  # (kept where claims are held: no index of the queue)
         for holder, (route, claim, amounts) in lane.tree.holds.items():
             if claim and route.priority == priority and any(amounts.values()):
@@ -254,7 +265,11 @@ class HeldRoom:
         ledger = self.ledger
         for lane, failure in failures:
             admitted = self.admitted.get(id(lane.tree))
-            if failure.level != "pool" or not admitted or not self._held_room_might_fit(lane, np):
+            if (
+                failure.level != "pool"
+                or not admitted
+                or not self._held_room_might_fit(lane, failure)
+            ):
                 continue
             route = lane.route
             lower = self._behind(job, lane)

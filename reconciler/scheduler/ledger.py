@@ -317,14 +317,6 @@ class Ledger:
                     in_policy[key] = over
         return in_pool, in_policy
 
-    def held_for(self, route: Route) -> bool:
-        """Whether the route would fit but for capacity held for another job."""
-        pool = self.pools[route.pool]
-        held = pool.tree.claimed
-        if not any(held.values()):
-            return False
-        return fits_without(pool, self.policies[route.policy], route.demand, False, held, None)
-
     def fit_at_start(self, route: Route) -> bool:
         """Whether the route fit its tree before this cycle's admissions took capacity."""
         tree = self.pools[route.pool].tree

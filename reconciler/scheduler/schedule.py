@@ -27,6 +27,7 @@ import gc
 from operator import attrgetter, itemgetter
 
 from reconciler.scheduler.admission import Admission, Lane, Waiting
+from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.candidates import Candidates, victim_order
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import (
@@ -163,6 +164,7 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
     compiled: dict[int, tuple[tuple[Lane, ...], int, int]] = {}
     entries = _Entries(ledger)
     noted: set[int] = set()
+    demands: set[tuple[int, Amounts]] = set()  # (tree, demand) noted
     rejects: list[Reject] = []
     waiting: list[Waiting] = []
     append = waiting.append
@@ -212,7 +214,7 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
                     found = compiled[id(routes)] = (lanes, shape, -routes[0].priority)
                     if shape not in noted:  # the same form notes the same
                         noted.add(shape)
-                        _note_trees(lanes)
+                        _note_trees(lanes, demands)
         if isinstance(found, Reason):
             rejects.append(Reject(job.id, found))
             continue
@@ -259,7 +261,9 @@ class _Entries:
                 self.policies[route.policy],
                 pool.tree,
             )
-        return Lane(route, *entry)
+        # Made as the tuple it is: a lane per distinct request, and the named tuple's own
+        # constructor is a Python function in between.
+        return _new(Lane, (route, *entry))
 
 
 def _in_order(waiting: list[Waiting]) -> list[Waiting]:
@@ -267,6 +271,8 @@ def _in_order(waiting: list[Waiting]) -> list[Waiting]:
     job's place, when no other job falls between its first and last (they share everything
     the order looks at but the id, which only grows along the run); else every job alone."""
     _sort(waiting)
+    if not any(map(_RUN, waiting)):  # no run of alike jobs: every entry is one job already
+        return waiting
     previous: Waiting | None = None
     for entry in waiting:
         if (
@@ -278,6 +284,10 @@ def _in_order(waiting: list[Waiting]) -> list[Waiting]:
             return _one_by_one(waiting)
         previous = entry
     return waiting
+
+
+_RUN = itemgetter(8)
+_new = tuple.__new__
 
 
 def _sort(waiting: list[Waiting]) -> None:
@@ -298,14 +308,19 @@ def _one_by_one(waiting: list[Waiting]) -> list[Waiting]:
     return alone
 
 
-def _note_trees(lanes: tuple[Lane, ...]) -> None:
+def _note_trees(lanes: tuple[Lane, ...], seen: set[tuple[int, Amounts]]) -> None:
     """Keep, per tree, the least demand every queued job makes of it (keys all of them ask
-    for), and whether a job could go elsewhere too."""
+    for), and whether a job could go elsewhere too. A demand a tree has seen already leaves
+    its floor as it is (`seen`: many forms share a few demands)."""
     for lane in lanes:
         tree = lane.tree
         if len(lanes) > 1:
             tree.mixed = True
         demand = lane.route.demand
+        noted = (id(tree), demand)
+        if noted in seen:
+            continue
+        seen.add(noted)
         floor = tree.floor
         if floor is None:
             tree.floor = dict(demand)

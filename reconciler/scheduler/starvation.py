@@ -20,17 +20,20 @@ from collections.abc import Callable, Sequence
 from reconciler.scheduler.model import Route
 from reconciler.scheduler.usage import TreeUse
 
+Routes = Sequence[tuple[Route, TreeUse]]
+
 
 class _Watched:
-    """Jobs passed alike: the same routes, the same count so far, watched at the same point
-    of the cycle (look-alikes one after another), so their counts move together."""
+    """Jobs passed alike: the same trees, the same count so far, watched at the same point of
+    the cycle (no admission onto those trees in between), so their counts move together and
+    they reach the bound together. `members`: groups of jobs with the routes to hold room on
+    for each, in the order they were watched."""
 
-    __slots__ = ("base", "final", "jobs", "routes", "starts")
+    __slots__ = ("base", "final", "members", "starts")
 
-    def __init__(self, job: int, base: int, routes: Sequence[tuple[Route, TreeUse]]):
-        self.jobs = [job]
+    def __init__(self, job: int, base: int, routes: Routes):
+        self.members: list[tuple[Routes, list[int]]] = [(routes, [job])]
         self.base = base  # passed this many times before this cycle
-        self.routes = routes
         self.starts: dict[int, int] = {}  # id(tree) -> its counter when the job failed there
         self.final: int | None = None  # its count once capacity is held for it
 
@@ -42,41 +45,62 @@ class Bypasses:
         self._counter: dict[int, int] = {}  # id(tree) -> admissions this cycle
         self._waiting: dict[int, list[tuple[int, int, _Watched]]] = {}  # id(tree) -> heap
         self._watched: list[_Watched] = []
+        self._last: _Watched | None = None  # where the job watched last went
+        # Per tree: its entry pushed last, when one of jobs on that tree alone. A job watched
+        # there with the same count, before any admission onto the tree, joins it: nothing
+        # was pushed onto the tree's heap in between, so it would be taken off the heap right
+        # after that entry, at the same count, as its own entry would.
+        self._tail: dict[int, _Watched] = {}
         self._pushes = itertools.count()
 
-    def watch(self, job: int, base: int, routes: Sequence[tuple[Route, TreeUse]]) -> None:
+    def watch(self, job: int, base: int, routes: Routes) -> None:
         """A job that failed for lack of capacity on these routes; holds at once when it has
         been passed enough already."""
-        last = self._watched[-1] if self._watched else None
+        last = self._last
         if (
             last is not None
-            and last.routes is routes
+            and last.members[-1][0] is routes
             and last.base == base
             and last.final is None
             and base < self.limit
             and self._unpassed(last)
         ):
-            last.jobs.append(job)
+            last.members[-1][1].append(job)
             return
-        watched = _Watched(job, base, routes)
-        self._watched.append(watched)
-        if base >= self.limit:
-            self._hold_for(watched)
-            return
-        counters, starts, waiting = self._counter, watched.starts, self._waiting
-        if len(routes) == 1:  # one tree (most jobs): `_push` inlined
+        counters, waiting = self._counter, self._waiting
+        if len(routes) == 1 and base < self.limit:  # one tree (most jobs): `_push` inlined
             key = id(routes[0][1])
-            counter = starts[key] = counters.get(key, 0)
+            counter = counters.get(key, 0)
+            tail = self._tail.get(key)
+            if (
+                tail is not None
+                and tail.base == base
+                and tail.final is None
+                and tail.starts[key] == counter
+            ):
+                tail.members.append((routes, [job]))
+                self._last = tail
+                return
+            watched = self._last = self._tail[key] = _Watched(job, base, routes)
+            self._watched.append(watched)
+            watched.starts[key] = counter
             heap = waiting.get(key)
             if heap is None:
                 heap = waiting[key] = []
             # Nothing has passed it yet in this cycle: its count is `base`.
-            threshold = counter + max(self.limit - base, 1)
+            threshold = counter + self.limit - base
             heapq.heappush(heap, (threshold, next(self._pushes), watched))
             return
+        watched = self._last = _Watched(job, base, routes)
+        self._watched.append(watched)
+        if base >= self.limit:
+            self._hold_for(watched)
+            return
+        starts, tails = watched.starts, self._tail
         for _, tree in routes:
             key = id(tree)
             starts[key] = counters.get(key, 0)
+            tails.pop(key, None)  # pushed onto its heap: nothing joins an entry before it
         remaining = 1 if len(starts) > 1 else max(self.limit - base, 1)
         for key, counter in starts.items():
             self._push(key, counter + remaining, watched)
@@ -92,7 +116,8 @@ class Bypasses:
     def also(self, jobs: list[int]) -> None:
         """Jobs passed exactly as the one watched last (the same routes and count, no
         admission in between): they join that entry."""
-        self._watched[-1].jobs.extend(jobs)
+        assert self._last is not None
+        self._last.members[-1][1].extend(jobs)
 
     def admitted(self, tree: TreeUse) -> None:
         """An admission onto `tree`: it passes every job watched there."""
@@ -119,8 +144,9 @@ class Bypasses:
                 for key, start in watched.starts.items():
                     count += counters.get(key, 0) - start
             if count != watched.base:
-                for job in watched.jobs:
-                    changed[job] = count
+                for _, jobs in watched.members:
+                    for job in jobs:
+                        changed[job] = count
         return changed
 
     def count(self, watched: _Watched) -> int:
@@ -144,6 +170,7 @@ class Bypasses:
     def _hold_for(self, watched: _Watched) -> None:
         # Its count stops here: what passes it from now on lies outside what is held.
         watched.final = self.count(watched)
-        for job in watched.jobs:
-            for route, _ in watched.routes:
-                self._hold(job, route)
+        for routes, jobs in watched.members:
+            for job in jobs:
+                for route, _ in routes:
+                    self._hold(job, route)

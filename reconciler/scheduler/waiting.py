@@ -3,6 +3,8 @@ cycle's ledger (by `schedule` for every job it leaves queued, and by `jobs show`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from reconciler.scheduler.amounts import STEP_RUN, WORKER
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Route
@@ -11,6 +13,7 @@ from reconciler.scheduler.usage import Failure
 
 
 def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
+    """`failure`: the route's, as the ledger stands (`Ledger.check` or `fits`)."""
     deficit = dict(failure.deficit)  # units per key, shown as amounts in the message
     if failure.level == "reserved":
         return reason(ReasonCode.RESERVATION_FULL, policy=route.policy, deficit=deficit)
@@ -20,7 +23,7 @@ def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
         return reason(ReasonCode.OVERCOMMITTED, pool=route.pool, excess=deficit)
     tree = ledger.pools[route.pool].tree
     first_held = tree.holder
-    if first_held is not None and ledger.held_for(route):
+    if first_held is not None and _held_covers(tree.claimed, failure):
         holder, claim = first_held
         if claim:
             return reason(
@@ -58,3 +61,14 @@ def explain_failure(route: Route, failure: Failure, ledger: Ledger) -> Reason:
             shared=f" (with the pools it shares capacity with: {', '.join(others)})",
         )
     return reason(ReasonCode.WAITING_FOR_CAPACITY, pool=route.pool, deficit=deficit)
+
+
+def _held_covers(held: Mapping[str, int], failure: Failure) -> bool:
+    """Whether the route would fit but for capacity held for other jobs. The failure is of
+    level "pool" and current: nothing else binds (no limit, reservation or overcommitted
+    key), so it would fit with the held capacity free exactly when that covers the deficit
+    on every key short."""
+    for key, short in failure.deficit:  # noqa: SIM110 (a loop: no generator on a hot path)
+        if held.get(key, 0) < short:
+            return False
+    return True
