@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,7 +45,7 @@ def _echo_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True))
 
 
-def _lines(lines: list[str]) -> None:
+def _lines(lines: Iterable[str]) -> None:
     """Lines for a terminal: a subject or reason from input cannot break a line, move the
     cursor or reorder the text (reconciler/printable.py)."""
     from reconciler.printable import one_line

@@ -3,14 +3,15 @@ function returns lines; the CLI prints them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 
 from reconciler.scheduler.amounts import show, show_all
 from reconciler.scheduler.explain import label
 from reconciler.scheduler.jobs import JobDetail
 from reconciler.scheduler.loop import CycleReport
 from reconciler.scheduler.pools import DeletedPool, PoolStatus
-from reconciler.scheduler.store import JobRecord
+from reconciler.scheduler.store import JobRecord, Listed
 from reconciler.scheduler.views import iso
 
 
@@ -29,25 +30,32 @@ def id_range(jobs: Sequence[JobRecord]) -> str:
     return ", ".join(_runs([(j.id, "") for j in jobs]))
 
 
-def jobs_table(jobs: Sequence[JobRecord]) -> list[str]:
-    rows: list[tuple[str, ...]] = [
-        ("ID", "NAME", "RANK", "STATUS", "POOL", "PRIO", "WORKER", "REASON")
-    ]
+_JOBS_HEADER = ("ID", "NAME", "RANK", "STATUS", "POOL", "PRIO", "WORKER", "REASON")
+
+
+def _job_cells(job: Listed) -> tuple[str, ...]:
+    code = "" if job.exit_code is None else f" (exit {job.exit_code})"
+    return (
+        str(job.id),
+        job.name,
+        str(job.rank),
+        job.status.value + code,
+        job.pool or "-",
+        "-" if job.priority is None else str(job.priority),
+        job.worker or "-",
+        job.reason.message if job.reason is not None else "",
+    )
+
+
+def jobs_table(jobs: Sequence[Listed]) -> Iterator[str]:
+    """`table` of the jobs, one line at a time: the cells are made twice (for the widths,
+    then for the line) rather than held, as a queue's whole history is listed."""
+    widths = [len(cell) for cell in _JOBS_HEADER[:-1]]
     for job in jobs:
-        code = "" if job.exit_code is None else f" (exit {job.exit_code})"
-        rows.append(
-            (
-                str(job.id),
-                job.name,
-                str(job.rank),
-                job.status.value + code,
-                job.pool or "-",
-                "-" if job.priority is None else str(job.priority),
-                job.worker or "-",
-                job.reason.message if job.reason is not None else "",
-            )
-        )
-    return table(rows)
+        for i, cell in enumerate(_job_cells(job)[:-1]):
+            widths[i] = max(widths[i], len(cell))
+    for row in itertools.chain([_JOBS_HEADER], map(_job_cells, jobs)):
+        yield "  ".join([*(c.ljust(widths[i]) for i, c in enumerate(row[:-1])), row[-1]]).rstrip()
 
 
 def job_story(detail: JobDetail) -> list[str]:
