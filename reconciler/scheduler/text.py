@@ -179,6 +179,12 @@ def input_lines(report: CycleReport) -> list[str]:
         ]
     if report.readable_again:
         return ["scheduler: the applied configuration is readable again; deciding again"]
+    if report.deferred:
+        return [
+            f"scheduler: this machine cannot start jobs now ({report.shortage}): they wait "
+            "in the queue, no retry used; running jobs are watched, and starting is tried "
+            "again in a few seconds"
+        ]
     return []
 
 
@@ -188,6 +194,8 @@ def cycle_line(report: CycleReport) -> str:
         parts.append("applied state unreadable: nothing decided")
     elif report.no_state:
         parts.append("no applied state found (poolform apply, or is it moved?): nothing decided")
+    elif report.shortage is not None and not report.deferred:
+        parts.append("paused after a shortage: nothing decided")
     elif report.serial_moved:
         parts.append(f"applied configuration changed (state serial {report.serial})")
     for word, ids in (
@@ -196,6 +204,7 @@ def cycle_line(report: CycleReport) -> str:
         ("stopping (worker removed)", report.removed),
         ("rejected", report.rejected),
         ("killed", report.killed),
+        ("queued again unstarted (this machine is short)", report.deferred),
     ):
         if ids:
             parts.append(f"{word} {', '.join(_runs([(i, '') for i in ids]))}")
