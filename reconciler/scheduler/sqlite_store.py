@@ -48,12 +48,16 @@ from reconciler.scheduler.store import (
     NewJob,
     Removal,
     Started,
+    StoreUnwritable,
     job_filter,
     listed,
 )
 from state.private_files import owner_only
 
 BUSY_TIMEOUT_S = 30.0
+# What SQLite says when the disk refuses a write: full (SQLITE_FULL), or an I/O error, as a
+# write past the file size limit or onto a failing disk is told (SQLITE_IOERR).
+_UNWRITABLE = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR})
 OWN_TABLES = frozenset({"meta", "jobs", "allocations", "events", "sqlite_sequence"})
 
 
@@ -182,6 +186,8 @@ class SqliteStore:
                             conn.execute("ROLLBACK")
                     raise
             except sqlite3.Error as error:
+                if getattr(error, "sqlite_errorcode", 0) & 0xFF in _UNWRITABLE:
+                    raise StoreUnwritable(f"scheduler store {self.path}: {error}") from error
                 raise PoolformError(f"scheduler store {self.path}: {error}") from error
 
     def close(self) -> None:

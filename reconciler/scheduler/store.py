@@ -29,6 +29,11 @@ class StoreLost(PoolformError):
     (leadership) is gone with it, and a new connection must win it again."""
 
 
+class StoreUnwritable(PoolformError):
+    """The store's disk refused a write (full, or failing): nothing of that transaction was
+    made. A running scheduler waits for room rather than end (reconciler.scheduler.pools)."""
+
+
 @dataclass(frozen=True)
 class NewJob:
     name: str
