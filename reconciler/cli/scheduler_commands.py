@@ -11,6 +11,7 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,7 @@ from reconciler.cli.scheduler_options import (
     JOB_ID,
     STATUSES,
     Duration,
+    JsonCommand,
     Seconds,
     dir_option,
     env_names_value,
@@ -44,7 +46,7 @@ def _echo_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, sort_keys=True))
 
 
-def _lines(lines: list[str]) -> None:
+def _lines(lines: Iterable[str]) -> None:
     """Lines for a terminal: a subject or reason from input cannot break a line, move the
     cursor or reorder the text (reconciler/printable.py)."""
     from reconciler.printable import one_line
@@ -67,7 +69,7 @@ def jobs() -> None:
     """Submit jobs to the applied pools, and watch, explain and cancel them."""
 
 
-@jobs.command("submit")
+@jobs.command("submit", cls=JsonCommand)
 @click.argument("job_file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--pool", callback=pool_option_value, help="Run on this pool (overrides the job file)."
@@ -133,7 +135,7 @@ def _submit(
         ctx.close()
 
 
-@jobs.command("list")
+@jobs.command("list", cls=JsonCommand)
 @click.option("--pool", callback=name_option_value, help="Only jobs on this pool.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only jobs with this status.")
 @json_option
@@ -164,7 +166,7 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
     _lines(jobs_table(found))
 
 
-@jobs.command("show")
+@jobs.command("show", cls=JsonCommand)
 @click.argument("job_id", type=JOB_ID)
 @json_option
 @dir_option
@@ -305,7 +307,7 @@ def pools() -> None:
     """Capacity and usage of the applied pools."""
 
 
-@pools.command("status")
+@pools.command("status", cls=JsonCommand)
 @click.argument("name", required=False)
 @json_option
 @dir_option

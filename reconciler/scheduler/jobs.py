@@ -28,7 +28,7 @@ from reconciler.scheduler.lifecycle import (
 from reconciler.scheduler.model import HOLDING, TERMINAL, Status
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.routing import resolve
-from reconciler.scheduler.store import Ended, Ending, Event, JobRecord, NewJob
+from reconciler.scheduler.store import Ended, Ending, Event, JobRecord, Listed, NewJob
 
 
 @dataclass(frozen=True)
@@ -79,8 +79,8 @@ def submit(ctx: SchedulerContext, path: Path, overrides: Overrides) -> Submitted
 
 def list_jobs(
     ctx: SchedulerContext, pool: str | None = None, status: Status | None = None
-) -> list[JobRecord]:
-    found = ctx.store.jobs(pool=pool, status=status)
+) -> list[Listed]:
+    found = ctx.store.listing(pool=pool, status=status)
     if pool is not None and not found:
         _known_pool(ctx, pool)
     return found
@@ -91,7 +91,7 @@ def _known_pool(ctx: SchedulerContext, pool: str) -> None:
     read as "no jobs there" (a pool an apply removed still lists its jobs). The configuration
     is asked first: a pool's history of jobs can be long."""
     applied = ctx.read_config().pools
-    if pool not in applied and not ctx.store.jobs(pool=pool):
+    if pool not in applied and not ctx.store.listing(pool=pool):
         known = ", ".join(sorted(applied)) or "none"
         raise PoolformError(f"no pool named {pool} is applied (pools: {known})")
 

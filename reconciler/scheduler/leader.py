@@ -242,4 +242,5 @@ def _run_led(
         should_stop=should_stop,
         sleep=sleep,
         on_start=on_start,
+        announce=announce,
     )

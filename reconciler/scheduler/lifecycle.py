@@ -196,3 +196,12 @@ def worker_removed(job: JobRecord, exit_code: int | None, serial: int) -> Ending
     detail = {**removal(job, serial).detail, **(_stop_detail(job) if asked else {})}
     why = reason(ReasonCode.WORKER_REMOVED, **detail)
     return Ending(Status.QUEUED, why, exit_code, job.retries_left)
+
+
+def deferred(job: JobRecord, error: str) -> Ending:
+    """An admitted job this machine had no room to start (a full disk, no process or file
+    slot left): queued again, no retry used, as a job whose start the scheduler never made.
+    Failing it would fail the whole queue, a cycle at a time, for one job's runaway log."""
+    return Ending(
+        Status.QUEUED, reason(ReasonCode.START_DEFERRED, error=error), None, job.retries_left
+    )

@@ -18,6 +18,7 @@ The clock is injected; nothing here decides who runs.
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from reconciler.scheduler.executor import (
 )
 from reconciler.scheduler.lifecycle import (
     applied_workers,
+    deferred,
     ending,
     interrupted,
     job_env,
@@ -84,6 +86,17 @@ class LoopSettings:
         return self.grace + 60.0 if self.claim_ttl is None else self.claim_ttl
 
 
+# A start refused for one of these is this machine's shortage (room on the disk of the jobs
+# directory, processes, open files, memory), not the job's: the job waits in the queue, no
+# retry used, and the loop starts nothing for SHORTAGE_PAUSE seconds (it still watches the
+# running jobs): the next job would meet the same shortage, and failing them all would fail
+# the whole queue for one job's runaway log.
+SHORTAGES = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EAGAIN, errno.ENOMEM, errno.EMFILE, errno.ENFILE}
+)
+SHORTAGE_PAUSE = 10.0
+
+
 @dataclass
 class CycleReport:
     cycle: int
@@ -109,6 +122,10 @@ class CycleReport:
     # by this scheduler (to say so once).
     elsewhere: list[JobRecord] = field(default_factory=list)
     newly_elsewhere: list[JobRecord] = field(default_factory=list)
+    # Admitted jobs queued again unstarted (SHORTAGES), and the shortage: set in the cycle
+    # that met it, and in those that pause after it (`deferred` empty there).
+    deferred: list[int] = field(default_factory=list)
+    shortage: str | None = None
 
     @property
     def eventful(self) -> bool:
@@ -120,6 +137,7 @@ class CycleReport:
             or self.rejected
             or self.killed
             or self.removed
+            or self.deferred
         )
 
 
@@ -146,6 +164,7 @@ class SchedulerLoop:
         self._told: set[tuple[int, int]] = set()  # (job, attempt) reported as elsewhere
         self._tracked = executor if isinstance(executor, Tracked) else None
         self._unreadable: str | None = None  # why the last cycle could not read its inputs
+        self._shortage: tuple[str, float] | None = None  # the last start's shortage, and when
 
     def _observe(self, job: JobRecord) -> Observation:
         """The attempt as the executor sees it, given the process the store recorded for it
@@ -291,6 +310,14 @@ class SchedulerLoop:
             report.queued = sum(1 for r in records if r.status is Status.QUEUED)
             report.running = sum(1 for r in records if r.status in HOLDING)
             return report
+        if self._shortage is not None and 0 <= self.clock() - self._shortage[1] < SHORTAGE_PAUSE:
+            # Paused after a shortage: the running jobs are watched, nothing is decided (the
+            # serial read stands: a change is told when deciding again).
+            records = self.reconcile(report)
+            report.shortage = self._shortage[0]
+            report.queued = sum(1 for r in records if r.status is Status.QUEUED)
+            report.running = sum(1 for r in records if r.status in HOLDING)
+            return report
         report.serial_moved = self.serial is not None and self.serial != config.serial
         self.serial = config.serial
         records = self.reconcile(report, config=config)
@@ -315,17 +342,24 @@ class SchedulerLoop:
                 self.executor.signal(victim.id, victim.attempt, victim.pid, kill=False)
                 self._signalled.add((victim.id, victim.attempt))
         workers = {w.id: w.directory for pool in config.pools.values() for w in pool.workers}
-        starts = [
-            started
-            for job in committed.admitted
-            if (started := self._start(job, workers.get(job.worker or ""), report)) is not None
-        ]
+        starts: list[Started] = []
+        short: str | None = None
+        for job in committed.admitted:
+            outcome = short or self._start(job, workers.get(job.worker or ""), report)
+            if isinstance(outcome, Started):
+                starts.append(outcome)
+            elif outcome is not None:  # a shortage: this job and those after it wait
+                short = outcome
+                if self.store.ended([Ended(job.id, job.attempt, deferred(job, short))], now):
+                    report.deferred.append(job.id)
+        if short is not None:
+            self._shortage, report.shortage = (short, self.clock()), short
         self.store.started(starts, self.clock())
         self._mark(config, records, committed.admitted)
         report.admitted = [job.id for job in committed.admitted]
         report.preempted = [job.id for job in committed.preempting]
         report.rejected = [r.job for r in decisions.rejects]
-        report.queued = len(decisions.reasons)
+        report.queued = len(decisions.reasons) + len(report.deferred)
         # what holds capacity now: a job whose start failed holds none
         report.running = sum(1 for r in records if r.status in HOLDING) + len(starts)
         report.decisions = decisions
@@ -356,7 +390,11 @@ class SchedulerLoop:
         if (workers, busy) != self._marked and self.mark_workers(workers, busy):
             self._marked = (workers, busy)
 
-    def _start(self, job: JobRecord, directory: str | None, report: CycleReport) -> Started | None:
+    def _start(
+        self, job: JobRecord, directory: str | None, report: CycleReport
+    ) -> Started | str | None:
+        """Started; None when the job cannot start (it failed); the error, unrecorded, when
+        this machine is short of what any start needs (SHORTAGES)."""
         launch = Launch(
             job.id,
             job.attempt,
@@ -369,6 +407,8 @@ class SchedulerLoop:
             pid = self.executor.start(launch)
         except (OSError, ValueError) as error:  # ValueError: an env the OS refuses (stored
             # before job files were checked for it); the job fails, the loop goes on
+            if isinstance(error, OSError) and error.errno in SHORTAGES:
+                return _start_error(error)
             why = reason(ReasonCode.START_FAILED, error=_start_error(error))
             failed = Ending(Status.FAILED, why, None, 0)
             if self.store.ended([Ended(job.id, job.attempt, failed)], self.clock()):

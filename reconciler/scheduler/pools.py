@@ -13,6 +13,7 @@ from reconciler.scheduler.lifecycle import snapshot_of
 from reconciler.scheduler.loop import CycleReport, LoopSettings, SchedulerLoop
 from reconciler.scheduler.model import HOLDING, Snapshot
 from reconciler.scheduler.routing import resolve
+from reconciler.scheduler.store import StoreUnwritable
 
 
 @dataclass(frozen=True)
@@ -142,17 +143,44 @@ def run_scheduler(
     should_stop: Callable[[], bool],
     sleep: Callable[[float], None],
     on_start: Callable[[], None] = lambda: None,
+    announce: Callable[[str], None] = lambda line: None,
 ) -> None:
     """Cycles until `should_stop` (or one, with `once`). Running jobs are left running when
     it returns: a later run finds and reconciles them. `on_start` is called once this run
-    holds the configuration's scheduler lock, before its first cycle."""
-    with ctx.exclusive():
-        on_start()
-        loop = SchedulerLoop(
+    holds the configuration's scheduler lock, before its first cycle.
+
+    A cycle whose write the store's disk refuses (full: often a job's own log filled it) is
+    said once, and tried again every `interval` by a loop made afresh, as a restarted
+    scheduler's: nothing of the refused write was made, and the jobs it had started are found
+    as after a kill -9. Ending instead would leave the running jobs' ends, cancels and SIGKILL
+    deadlines unwatched until someone started the scheduler again."""
+
+    def new_loop() -> SchedulerLoop:
+        return SchedulerLoop(
             ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings, ctx.mark_workers
         )
+
+    with ctx.exclusive():
+        on_start()
+        loop = new_loop()
+        refused: str | None = None
         while True:
-            on_cycle(loop.cycle())
+            try:
+                report = loop.cycle()
+            except StoreUnwritable as error:
+                if once:
+                    raise
+                if error.message != refused:
+                    announce(
+                        f"scheduler: {error.message}; nothing of this cycle was recorded; "
+                        f"running jobs keep running; trying again every {interval:g}s"
+                    )
+                refused, loop = error.message, new_loop()
+            else:
+                if refused is not None:
+                    announce("scheduler: the queue is written again; deciding again")
+                    refused = None
+                on_cycle(report)
             if once or should_stop():
                 return
             sleep(interval)

@@ -47,6 +47,7 @@ from reconciler.scheduler.sqlite_rows import (
     STATUS,
     cycle_of,
     event_of,
+    record_of,
     request_json,
 )
 from reconciler.scheduler.store import (
@@ -54,11 +55,13 @@ from reconciler.scheduler.store import (
     Ended,
     Event,
     JobRecord,
+    Listed,
     NewJob,
     Removal,
     Started,
     StoreLost,
     job_filter,
+    listed,
 )
 from state.postgres import _advisory_key, describe_dsn
 from state.postgres_schema import quoted_schema
@@ -322,6 +325,29 @@ class PostgresStore:
         whole = active and pool is None and status is None and ids is None  # see DecodedRows
         with self._txn(write=False) as conn:
             return self._select(conn, where, args, whole)
+
+    def listing(self, *, pool: str | None = None, status: Status | None = None) -> list[Listed]:
+        where, args = job_filter(pool, status, False, "%s")
+        shared: dict[str, str] = {}
+        found: list[Listed] = []
+        with self._txn(write=False) as conn:
+            held: dict[int, list[tuple[str, int]]] = {}
+            for job, key, amount in conn.execute(
+                f"SELECT job, key, amount FROM {self._s}.sched_allocations"
+                f" WHERE job IN (SELECT id FROM {self._s}.sched_jobs {where})",
+                args,
+            ):
+                held.setdefault(job, []).append((key, amount))
+            # Streamed (libpq's single-row mode): the client holds a row at a time, never
+            # the whole result as `execute` does (nor a batch of rows that may each hold a
+            # megabyte of `envs`, as a server-side cursor's fetches would).
+            for row in conn.cursor().stream(
+                f"SELECT {COLUMNS} FROM {self._s}.sched_jobs {where} ORDER BY id", args
+            ):
+                holds = held.get(row[0])
+                amounts = tuple(sorted(holds)) if holds else ()
+                found.append(listed(record_of(row, amounts), shared))
+        return found
 
     def events(self, job_id: int) -> list[Event]:
         with self._txn(write=False) as conn:

@@ -49,6 +49,7 @@ class ReasonCode(enum.StrEnum):
     KILLED = "killed"
     START_FAILED = "start_failed"
     START_INTERRUPTED = "start_interrupted"
+    START_DEFERRED = "start_deferred"
     ADOPTED = "adopted"
     GONE = "gone"
     WORKER_GONE = "worker_gone"
@@ -118,6 +119,10 @@ TEXT: dict[ReasonCode, str] = {
     ReasonCode.KILLED: "killed after the {grace} grace period",
     ReasonCode.START_FAILED: "could not start: {error}",
     ReasonCode.START_INTERRUPTED: "the scheduler stopped before starting it; queued again",
+    ReasonCode.START_DEFERRED: (
+        "could not start: {error} (this machine's shortage, not the job's); queued again, no "
+        "retry used"
+    ),
     ReasonCode.ADOPTED: "found running after a scheduler restart (pid {pid})",
     ReasonCode.GONE: (
         "cancelled: an operator said its attempt on {place} is gone (jobs cancel --gone); "

@@ -34,6 +34,7 @@ from reconciler.scheduler.sqlite_rows import (
     checked_layout,
     cycle_of,
     event_of,
+    record_of,
     request_json,
     stamp_layout,
 )
@@ -43,14 +44,20 @@ from reconciler.scheduler.store import (
     Ended,
     Event,
     JobRecord,
+    Listed,
     NewJob,
     Removal,
     Started,
+    StoreUnwritable,
     job_filter,
+    listed,
 )
 from state.private_files import owner_only
 
 BUSY_TIMEOUT_S = 30.0
+# What SQLite says when the disk refuses a write: full (SQLITE_FULL), or an I/O error, as a
+# write past the file size limit or onto a failing disk is told (SQLITE_IOERR).
+_UNWRITABLE = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR})
 OWN_TABLES = frozenset({"meta", "jobs", "allocations", "events", "sqlite_sequence"})
 
 
@@ -179,6 +186,8 @@ class SqliteStore:
                             conn.execute("ROLLBACK")
                     raise
             except sqlite3.Error as error:
+                if getattr(error, "sqlite_errorcode", 0) & 0xFF in _UNWRITABLE:
+                    raise StoreUnwritable(f"scheduler store {self.path}: {error}") from error
                 raise PoolformError(f"scheduler store {self.path}: {error}") from error
 
     def close(self) -> None:
@@ -223,6 +232,25 @@ class SqliteStore:
             return []
         with self._txn("DEFERRED") as conn:
             return self._select(conn, where, args, whole=whole)
+
+    def listing(self, *, pool: str | None = None, status: Status | None = None) -> list[Listed]:
+        where, args = job_filter(pool, status, False, "?")
+        if self._tableless:
+            return []
+        shared: dict[str, str] = {}
+        found: list[Listed] = []
+        with self._txn("DEFERRED") as conn:
+            held: dict[int, list[tuple[str, int]]] = {}
+            for job, key, amount in conn.execute(
+                f"SELECT job, key, amount FROM allocations WHERE job IN (SELECT id FROM jobs {where})",
+                args,
+            ):
+                held.setdefault(job, []).append((key, amount))
+            # The cursor steps through the rows as they are read: one row at a time is held.
+            for row in conn.execute(f"SELECT {COLUMNS} FROM jobs {where} ORDER BY id", args):
+                holds = held.get(row[0])
+                found.append(listed(record_of(row, tuple(sorted(holds)) if holds else ()), shared))
+        return found
 
     def events(self, job_id: int) -> list[Event]:
         with self._txn("DEFERRED") as conn:

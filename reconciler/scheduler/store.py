@@ -29,6 +29,11 @@ class StoreLost(PoolformError):
     (leadership) is gone with it, and a new connection must win it again."""
 
 
+class StoreUnwritable(PoolformError):
+    """The store's disk refused a write (full, or failing): nothing of that transaction was
+    made. A running scheduler waits for room rather than end (reconciler.scheduler.pools)."""
+
+
 @dataclass(frozen=True)
 class NewJob:
     name: str
@@ -85,6 +90,54 @@ class JobRecord:
     # When `pid` started (the executor's start time of it): with the pid, what finds the
     # attempt's process whatever the job did to its own files. None: not recorded.
     pid_start: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """What `jobs list` prints of a job, and no more: a queue's whole history is listed, and
+    a JobRecord (its `run`, `envs`, request and allocations) for each of 465,000 jobs held
+    0.78 GB. Strings that repeat (a batch's name, pool, subject) are shared (`listing`)."""
+
+    id: int
+    name: str
+    status: Status
+    pool: str | None
+    subject: str | None
+    rank: int
+    priority: int | None
+    preemptible: bool
+    reason: Reason | None
+    submitted_at: float
+    started_at: float | None
+    finished_at: float | None
+    exit_code: int | None
+    worker: str | None
+
+
+def listed(record: JobRecord, shared: dict[str, str] | None = None) -> Listed:
+    """The listing of a record; `shared`: strings seen before, reused for equal ones."""
+
+    def one(text: str | None) -> str | None:
+        if text is None or shared is None:
+            return text
+        return shared.setdefault(text, text)
+
+    return Listed(
+        record.id,
+        one(record.name) or record.name,
+        record.status,
+        one(record.pool),
+        one(record.subject),
+        record.rank,
+        record.priority,
+        record.request.preemptible,
+        record.reason,
+        record.submitted_at,
+        record.started_at,
+        record.finished_at,
+        record.exit_code,
+        one(record.worker),
+    )
 
 
 @dataclass(frozen=True)
@@ -163,6 +216,11 @@ class SchedulerStore(Protocol):
         ids: Collection[int] | None = None,
     ) -> list[JobRecord]:
         """Jobs by id; `active`: only queued, admitted and running ones; `ids`: only these."""
+        ...
+
+    def listing(self, *, pool: str | None = None, status: Status | None = None) -> list[Listed]:
+        """Jobs by id, as `jobs list` prints them: each row is checked as `jobs` checks it
+        and read one at a time, so only the listings are held, never every row or record."""
         ...
 
     def events(self, job_id: int) -> list[Event]:

@@ -3,14 +3,15 @@ function returns lines; the CLI prints them."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 
 from reconciler.scheduler.amounts import show, show_all
 from reconciler.scheduler.explain import label
 from reconciler.scheduler.jobs import JobDetail
 from reconciler.scheduler.loop import CycleReport
 from reconciler.scheduler.pools import DeletedPool, PoolStatus
-from reconciler.scheduler.store import JobRecord
+from reconciler.scheduler.store import JobRecord, Listed
 from reconciler.scheduler.views import iso
 
 
@@ -29,25 +30,32 @@ def id_range(jobs: Sequence[JobRecord]) -> str:
     return ", ".join(_runs([(j.id, "") for j in jobs]))
 
 
-def jobs_table(jobs: Sequence[JobRecord]) -> list[str]:
-    rows: list[tuple[str, ...]] = [
-        ("ID", "NAME", "RANK", "STATUS", "POOL", "PRIO", "WORKER", "REASON")
-    ]
+_JOBS_HEADER = ("ID", "NAME", "RANK", "STATUS", "POOL", "PRIO", "WORKER", "REASON")
+
+
+def _job_cells(job: Listed) -> tuple[str, ...]:
+    code = "" if job.exit_code is None else f" (exit {job.exit_code})"
+    return (
+        str(job.id),
+        job.name,
+        str(job.rank),
+        job.status.value + code,
+        job.pool or "-",
+        "-" if job.priority is None else str(job.priority),
+        job.worker or "-",
+        job.reason.message if job.reason is not None else "",
+    )
+
+
+def jobs_table(jobs: Sequence[Listed]) -> Iterator[str]:
+    """`table` of the jobs, one line at a time: the cells are made twice (for the widths,
+    then for the line) rather than held, as a queue's whole history is listed."""
+    widths = [len(cell) for cell in _JOBS_HEADER[:-1]]
     for job in jobs:
-        code = "" if job.exit_code is None else f" (exit {job.exit_code})"
-        rows.append(
-            (
-                str(job.id),
-                job.name,
-                str(job.rank),
-                job.status.value + code,
-                job.pool or "-",
-                "-" if job.priority is None else str(job.priority),
-                job.worker or "-",
-                job.reason.message if job.reason is not None else "",
-            )
-        )
-    return table(rows)
+        for i, cell in enumerate(_job_cells(job)[:-1]):
+            widths[i] = max(widths[i], len(cell))
+    for row in itertools.chain([_JOBS_HEADER], map(_job_cells, jobs)):
+        yield "  ".join([*(c.ljust(widths[i]) for i, c in enumerate(row[:-1])), row[-1]]).rstrip()
 
 
 def job_story(detail: JobDetail) -> list[str]:
@@ -171,6 +179,12 @@ def input_lines(report: CycleReport) -> list[str]:
         ]
     if report.readable_again:
         return ["scheduler: the applied configuration is readable again; deciding again"]
+    if report.deferred:
+        return [
+            f"scheduler: this machine cannot start jobs now ({report.shortage}): they wait "
+            "in the queue, no retry used; running jobs are watched, and starting is tried "
+            "again in a few seconds"
+        ]
     return []
 
 
@@ -180,6 +194,8 @@ def cycle_line(report: CycleReport) -> str:
         parts.append("applied state unreadable: nothing decided")
     elif report.no_state:
         parts.append("no applied state found (poolform apply, or is it moved?): nothing decided")
+    elif report.shortage is not None and not report.deferred:
+        parts.append("paused after a shortage: nothing decided")
     elif report.serial_moved:
         parts.append(f"applied configuration changed (state serial {report.serial})")
     for word, ids in (
@@ -188,6 +204,7 @@ def cycle_line(report: CycleReport) -> str:
         ("stopping (worker removed)", report.removed),
         ("rejected", report.rejected),
         ("killed", report.killed),
+        ("queued again unstarted (this machine is short)", report.deferred),
     ):
         if ids:
             parts.append(f"{word} {', '.join(_runs([(i, '') for i in ids]))}")

@@ -9,7 +9,7 @@ import pytest
 
 from reconciler.scheduler.model import Status
 from reconciler.scheduler.reasons import ReasonCode, reason
-from reconciler.scheduler.store import JobRecord
+from reconciler.scheduler.store import JobRecord, listed
 from reconciler.scheduler.views import list_json, list_json_text
 from tests.scheduler.builders import request
 
@@ -36,8 +36,9 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("jobs", CASES.values(), ids=CASES.keys())
-def test_the_streamed_document_is_the_whole_one(jobs: list[JobRecord]) -> None:
+@pytest.mark.parametrize("records", CASES.values(), ids=CASES.keys())
+def test_the_streamed_document_is_the_whole_one(records: list[JobRecord]) -> None:
+    jobs = [listed(record) for record in records]
     whole = json.dumps(list_json(jobs), indent=2, sort_keys=True) + "\n"
 
     streamed = "".join(list_json_text(jobs))
