@@ -8,6 +8,7 @@ print a line or a terminal escape of its own (reconciler/printable.py).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Collection
 from typing import Literal
 
 from reconciler.printable import one_line
@@ -98,3 +99,22 @@ class YamlProblem(Exception):
 
 class Cancelled(PoolformError):
     """The user answered no when asked to confirm: nothing was changed."""
+
+
+class UnknownAddress(PoolformError):
+    """An address given on the command line (`state show|rm`, `import`) that names nothing
+    where it was looked for. A blank, a stray space or a name that is not an address at all
+    reads as an empty gap in a bare message (`error:  is not in the state`), so the address is
+    quoted, and the hint says what an address looks like and which one was perhaps meant."""
+
+    def __init__(self, address: str, known: Collection[str], where: str, listed_by: str):
+        import difflib
+
+        close = difflib.get_close_matches(address.strip(), sorted(known), n=1, cutoff=0.75)
+        shape = "an address is TYPE.NAME, as `" + listed_by + "` prints them"
+        example = min(known, default="")
+        if example:
+            shape += f" (e.g. {example})"
+        hint = f"did you mean {close[0]}?" if close else shape
+        super().__init__(f"'{address}' is not {where}", hint=hint)
+        self.address = address

@@ -21,7 +21,7 @@ from reconciler.cli.common import (
     standard_input_bytes,
     warn_damaged,
 )
-from reconciler.errors import PathNotFound, PoolformError
+from reconciler.errors import PathNotFound, PoolformError, UnknownAddress
 
 if TYPE_CHECKING:
     from state import StateBackend, StateSnapshot
@@ -92,7 +92,7 @@ def state_show(address: str, directory: Path) -> None:
         )
     record = snapshot.get(address)
     if record is None:
-        raise PoolformError(f"{address} is not in the state")
+        raise UnknownAddress(address, snapshot.addresses(), "in the state", "poolform state list")
     click.echo(json.dumps(record_document(record), indent=2, sort_keys=True))
 
 
@@ -112,7 +112,9 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
     ):
         snapshot = backend.read_salvaged()
         if address not in snapshot and address not in snapshot.damaged:
-            raise PoolformError(f"{address} is not in the state")
+            raise UnknownAddress(
+                address, snapshot.addresses(), "in the state", "poolform state list"
+            )
         record = snapshot.get(address)
         if record is not None:
             after = StateSnapshot.from_records(

@@ -18,7 +18,7 @@ from providers.protocol import (
     ProviderError,
     ResourceRef,
 )
-from reconciler.errors import PoolformError
+from reconciler.errors import PoolformError, UnknownAddress
 from reconciler.plan.expand import expand
 from reconciler.usecases.common import environment_values, load_directory
 from reconciler.workspace import (
@@ -75,12 +75,12 @@ def import_resource(
             snapshot = backend.read()
             salt = secret_salt(configuration, snapshot.lineage)
             environment = environment_values(configuration, environ)
-            desired = expand(configuration, salt, environment=environment).get(address)
+            declared = expand(configuration, salt, environment=environment)
+            desired = declared.get(address)
             if desired is None:
-                raise PoolformError(
-                    f"{address} is not declared in {directory}",
-                    hint="declare it first; `poolform plan` lists addresses",
-                )
+                # declare it first, or it is a typo: the hint names the closest address
+                raise UnknownAddress(address, list(declared), f"declared in {directory}",
+                                     "poolform plan")  # fmt: skip
             if address in snapshot:
                 raise PoolformError(
                     f"{address} is already managed", hint="`poolform state rm` it first"
