@@ -7,8 +7,8 @@ print a line or a terminal escape of its own (reconciler/printable.py).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Collection
+from dataclasses import dataclass, field
 from typing import Literal
 
 from reconciler.printable import one_line
@@ -108,13 +108,13 @@ class UnknownAddress(PoolformError):
     quoted, and the hint says what an address looks like and which one was perhaps meant."""
 
     def __init__(self, address: str, known: Collection[str], where: str, listed_by: str):
-        import difflib
+        from schemas.text import did_you_mean
 
-        close = difflib.get_close_matches(address.strip(), sorted(known), n=1, cutoff=0.75)
+        close = did_you_mean(address.strip(), known)
         shape = "an address is TYPE.NAME, as `" + listed_by + "` prints them"
         example = min(known, default="")
         if example:
             shape += f" (e.g. {example})"
-        hint = f"did you mean {close[0]}?" if close else shape
+        hint = close or shape
         super().__init__(f"'{address}' is not {where}", hint=hint)
         self.address = address
