@@ -11,12 +11,12 @@ from providers.protocol import Provider
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.checks import load_configuration
 from reconciler.drift.refresh import Refresh, refresh_all, refresh_observed
-from reconciler.errors import Cancelled, PoolformError
+from reconciler.errors import Cancelled, Location, PoolformError
 from reconciler.loading import Configuration, NothingDeclared
 from reconciler.plan import Action, Plan
 from reconciler.plan.expand import environment_names
 from reconciler.workspace import nothing_carries, open_provider, state_path
-from schemas import Job
+from schemas import Cluster, Job, MachinePool
 from state import StateSnapshot
 from state.lineage import check_lineage
 
@@ -74,6 +74,47 @@ def refuse_emptied(configuration: Configuration, snapshot: StateSnapshot, destro
         "resource(s): refusing to plan their deletion",
         hint=f"to delete them, run `poolform destroy {where}`; otherwise restore the "
         "configuration's files",
+    )
+
+
+def refuse_moved_provider(configuration: Configuration, snapshot: StateSnapshot) -> None:
+    """Refuse a state whose records name another provider than the Cluster's (edited from
+    `local` to `aws`, say). A refresh asks only the configuration's provider, which has
+    nothing under those ids: every such record read as "missing, recreate", the plan created
+    the capacity again on the new provider, and the old copy was left running, its record
+    overwritten, recorded nowhere (a `destroy` dropped the records the same way). poolform
+    moves no capacity between providers: it says so, and what to do, before anything is
+    read from a cloud."""
+    provider = configuration.cluster.provider
+    # A machine pool may name its own provider (recorded as its machine types' `provider`).
+    own = {
+        f"machine_pool.{pool.name}.machine_type.{machine.machine_type}": pool.provider
+        for pool in configuration.of_kind(MachinePool)
+        if pool.provider
+        for machine in pool.machine_types
+    }
+    elsewhere: dict[str, list[str]] = {}
+    for record in snapshot:
+        recorded = record.attributes.get("provider")
+        if isinstance(recorded, str) and recorded != own.get(record.address, provider):
+            elsewhere.setdefault(recorded, []).append(record.address)
+    if not elsewhere:
+        return
+    old, addresses = min(elsewhere.items())
+    shown = ", ".join(addresses[:3]) + (
+        f" and {len(addresses) - 3} more" if len(addresses) > 3 else ""
+    )
+    cluster = configuration.find(Cluster, configuration.cluster.name)
+    where = Location(configuration.ref_of(cluster).file) if cluster is not None else None
+    raise PoolformError(
+        f"the state records {len(addresses)} resource(s) on the {old} provider ({shown}), but "
+        f"the Cluster's provider is now {provider}: poolform moves no capacity between "
+        f"providers, and planning on {provider} would create it again there while the {old} "
+        "copy runs on, recorded nowhere; nothing was changed",
+        location=where,
+        hint=f"to move it, put back `provider: {old}` and `poolform destroy` it (or plan its "
+        f"deletion), then change the provider; to leave it on {old}, "
+        f"`poolform state rm ADDR` each with `provider: {old}` still set",
     )
 
 
