@@ -20,7 +20,11 @@ from providers.protocol import (
 )
 from reconciler.errors import PoolformError, UnknownAddress
 from reconciler.plan.expand import expand
-from reconciler.usecases.common import environment_values, load_directory
+from reconciler.usecases.common import (
+    environment_values,
+    load_directory,
+    recorded_on_another_provider,
+)
 from reconciler.workspace import (
     hold_lock,
     local_cloud_empty,
@@ -147,7 +151,16 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
         f"unmanaged and never delete it; `poolform import {record.address} ID` takes it back"
     )
     try:
-        provider = open_provider(load_directory(directory, "state rm"))
+        configuration = load_directory(directory, "state rm")
+        recorded = recorded_on_another_provider(configuration, record)
+        if recorded is not None:
+            # The Cluster's provider has nothing under these ids: asking it would say "no
+            # longer has", while the resource runs on, still tagged, on the recorded provider.
+            return kept.format(
+                f"it is on the {recorded} provider, and the Cluster's is now "
+                f"{configuration.cluster.provider}"
+            )
+        provider = open_provider(configuration)
     except (ProviderError, PoolformError) as error:
         return kept.format(getattr(error, "message", str(error)))
     try:

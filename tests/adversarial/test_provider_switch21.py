@@ -109,3 +109,19 @@ def test_a_pool_of_its_own_provider_is_not_taken_for_a_move(pf: Pf, tmp_path: Pa
     assert pf("apply", tmp_path, "--auto-approve").returncode == 0
     result = pf("plan", tmp_path, "--detailed-exitcode")
     assert result.returncode == 0, result.stderr
+
+
+def test_state_rm_after_the_switch_says_the_resource_is_still_marked(
+    pf: Pf, switched: Path
+) -> None:
+    """`state rm` asked the new provider to untag the record's ids, which it does not have:
+    "The provider no longer has group ig-...", while the local group ran on, tagged."""
+    held = cloud_holds(switched)
+    result = pf("state", "rm", "machine_pool.mp.machine_type.cpu", "--chdir", switched, env=AWS_ENV)
+    assert result.returncode == 0, result.stderr
+    assert "no longer has" not in result.stdout
+    assert (
+        "as this state's (it is on the local provider, and the Cluster's is now aws); plans "
+        "report it as unmanaged and never delete it"
+    ) in result.stdout
+    assert cloud_holds(switched) == held
