@@ -7,6 +7,7 @@ print a line or a terminal escape of its own (reconciler/printable.py).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
@@ -101,6 +102,9 @@ class Cancelled(PoolformError):
     """The user answered no when asked to confirm: nothing was changed."""
 
 
+_ADDRESS_LIKE = re.compile(r"[a-z_]+\.[A-Za-z0-9_.-]+")
+
+
 class UnknownAddress(PoolformError):
     """An address given on the command line (`state show|rm`, `import`) that names nothing
     where it was looked for. A blank, a stray space or a name that is not an address at all
@@ -116,5 +120,7 @@ class UnknownAddress(PoolformError):
         if example:
             shape += f" (e.g. {example})"
         hint = close or shape
-        super().__init__(f"'{address}' is not {where}", hint=hint)
+        # quoted when it could be misread: empty, spaces, or not TYPE.NAME at all
+        shown = address if _ADDRESS_LIKE.fullmatch(address) else f"'{address}'"
+        super().__init__(f"{shown} is not {where}", hint=hint)
         self.address = address

@@ -46,7 +46,7 @@ def test_an_address_with_a_stray_space_names_the_one_meant(pf: Pf, applied: Path
 def test_import_of_a_misspelt_address_names_the_declared_one(pf: Pf, applied: Path) -> None:
     result = pf("import", "worker_pool.cpu-worker", "w-1", "--dir", applied)
     assert result.returncode == 1
-    assert "'worker_pool.cpu-worker' is not declared in" in result.stderr
+    assert "error: worker_pool.cpu-worker is not declared in" in result.stderr
     assert "did you mean `worker_pool.cpu-workers`?" in result.stderr
 
 
