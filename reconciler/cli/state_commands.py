@@ -376,6 +376,12 @@ def force_unlock(lock_id: str, directory: Path) -> None:
     """Release a lock its holder abandoned (check it is really gone first)."""
     from state.errors import lock_is_stale
 
+    if not lock_id.strip():  # a script's empty variable: "lock  was released" said nothing
+        raise PoolformError(
+            "the lock ID is empty",
+            hint="give the ID a refused command printed with the lock's holder "
+            "(`poolform force-unlock ID`)",
+        )
     with _backend(directory, must_exist=False) as backend:
         held = backend.current_lock()
         if held is None:

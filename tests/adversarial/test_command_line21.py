@@ -105,3 +105,11 @@ def test_no_lock_alone_warns_of_no_timeout(pf: Pf, applied: Path) -> None:
     result = pf("plan", "--no-lock", applied)
     assert result.returncode == 0
     assert "--lock-timeout" not in result.stderr
+
+
+@pytest.mark.parametrize("lock_id", ["", "  "])
+def test_force_unlock_of_an_empty_id_says_it_is_empty(pf: Pf, applied: Path, lock_id: str) -> None:
+    result = pf("force-unlock", lock_id, "--chdir", applied)
+    assert result.returncode == 1
+    assert "error: the lock ID is empty" in result.stderr
+    assert "give the ID a refused command printed" in result.stderr
