@@ -102,25 +102,35 @@ class Cancelled(PoolformError):
     """The user answered no when asked to confirm: nothing was changed."""
 
 
-_ADDRESS_LIKE = re.compile(r"[a-z_]+\.[A-Za-z0-9_.-]+")
+_ADDRESS_LIKE = re.compile(r"[a-z_]+\.[A-Za-z0-9_.*-]+")
+
+
+def shown_address(address: str) -> str:
+    """An address given on the command line, as a message shows it: quoted when it could be
+    misread (empty, spaces, not TYPE.NAME at all), as `error:  is not in the state` was."""
+    return address if _ADDRESS_LIKE.fullmatch(address) else f"'{address}'"
+
+
+def address_hint(address: str, known: Collection[str], listed_by: str) -> str:
+    """The closest known address ("did you mean"), else what an address looks like."""
+    from schemas.text import did_you_mean
+
+    close = did_you_mean(address.strip(), known)
+    if close:
+        return close
+    shape = f"an address is TYPE.NAME, as `{listed_by}` prints them"
+    example = min(known, default="")
+    return f"{shape} (e.g. {example})" if example else shape
 
 
 class UnknownAddress(PoolformError):
     """An address given on the command line (`state show|rm`, `import`) that names nothing
-    where it was looked for. A blank, a stray space or a name that is not an address at all
-    reads as an empty gap in a bare message (`error:  is not in the state`), so the address is
-    quoted, and the hint says what an address looks like and which one was perhaps meant."""
+    where it was looked for: quoted when it could be misread, with a hint saying what an
+    address looks like and which one was perhaps meant."""
 
     def __init__(self, address: str, known: Collection[str], where: str, listed_by: str):
-        from schemas.text import did_you_mean
-
-        close = did_you_mean(address.strip(), known)
-        shape = "an address is TYPE.NAME, as `" + listed_by + "` prints them"
-        example = min(known, default="")
-        if example:
-            shape += f" (e.g. {example})"
-        hint = close or shape
-        # quoted when it could be misread: empty, spaces, or not TYPE.NAME at all
-        shown = address if _ADDRESS_LIKE.fullmatch(address) else f"'{address}'"
-        super().__init__(f"{shown} is not {where}", hint=hint)
+        super().__init__(
+            f"{shown_address(address)} is not {where}",
+            hint=address_hint(address, known, listed_by),
+        )
         self.address = address

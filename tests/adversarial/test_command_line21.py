@@ -113,3 +113,28 @@ def test_force_unlock_of_an_empty_id_says_it_is_empty(pf: Pf, applied: Path, loc
     assert result.returncode == 1
     assert "error: the lock ID is empty" in result.stderr
     assert "give the ID a refused command printed" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("option", "said"),
+    [
+        (["plan", "--target", ""], "error: --target '' matches no resource"),
+        (["destroy", "--auto-approve", "--target", ""], "error: --target '' matches no resource"),
+        (["plan", "--replace", ""], "error: --replace '': no such resource"),
+    ],
+)
+def test_an_empty_target_is_quoted_and_an_address_is_explained(
+    pf: Pf, applied: Path, option: list[str], said: str
+) -> None:
+    before = tree_digest(applied)
+    result = pf(*option, applied)
+    assert result.returncode == 1
+    assert said in result.stderr
+    assert "hint: an address is TYPE.NAME, as `poolform state list` prints them" in result.stderr
+    assert tree_digest(applied) == before
+
+
+def test_a_misspelt_target_names_the_one_meant(pf: Pf, applied: Path) -> None:
+    result = pf("plan", "--target", "worker_pool.cpu-worker", applied)
+    assert result.returncode == 1
+    assert "did you mean `worker_pool.cpu-workers`?" in result.stderr
