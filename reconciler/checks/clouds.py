@@ -20,6 +20,19 @@ def providers_agree(config: Configuration) -> Iterator[Finding]:
     cluster = config.cluster
     for pool in config.of_kind(MachinePool):
         provider = pool.provider or cluster.provider
+        if provider != cluster.provider:
+            # One provider is opened per run, the Cluster's: the pool was made there and
+            # recorded as the other's (an `aws` pool in the local simulated cloud).
+            yield error(
+                config,
+                pool,
+                "provider-mismatch",
+                f"pool `{pool.name}` is on {provider}, but the Cluster's provider is "
+                f"{cluster.provider}: poolform makes every pool of a configuration with the "
+                "Cluster's provider",
+                "provider",
+                hint=f"remove the pool's `provider`, or set the Cluster's to {provider}",
+            )
         for index, machine in enumerate(pool.machine_types):
             instance = machine.template.instance_type
             cloud = cloud_of_instance_type(instance)

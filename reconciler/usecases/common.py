@@ -16,7 +16,7 @@ from reconciler.loading import Configuration, NothingDeclared
 from reconciler.plan import Action, Plan
 from reconciler.plan.expand import environment_names
 from reconciler.workspace import nothing_carries, open_provider, state_path
-from schemas import Cluster, Job, MachinePool
+from schemas import Cluster, Job
 from state import ResourceRecord, StateSnapshot
 from state.lineage import check_lineage
 
@@ -86,10 +86,9 @@ def refuse_moved_provider(configuration: Configuration, snapshot: StateSnapshot)
     moves no capacity between providers: it says so, and what to do, before anything is
     read from a cloud."""
     provider = configuration.cluster.provider
-    own = _own_providers(configuration)
     elsewhere: dict[str, list[str]] = {}
     for record in snapshot:
-        recorded = _recorded_elsewhere(record, own.get(record.address, provider))
+        recorded = recorded_on_another_provider(configuration, record)
         if recorded is not None:
             elsewhere.setdefault(recorded, []).append(record.address)
     if not elsewhere:
@@ -115,25 +114,12 @@ def refuse_moved_provider(configuration: Configuration, snapshot: StateSnapshot)
 def recorded_on_another_provider(
     configuration: Configuration, record: ResourceRecord
 ) -> str | None:
-    """The provider `record` names when it is not the one the configuration gives its
-    address (see `refuse_moved_provider`), else None."""
-    expected = _own_providers(configuration).get(record.address, configuration.cluster.provider)
-    return _recorded_elsewhere(record, expected)
-
-
-def _own_providers(configuration: Configuration) -> dict[str, str]:
-    """Machine types of a pool that names its own provider (recorded as their `provider`)."""
-    return {
-        f"machine_pool.{pool.name}.machine_type.{machine.machine_type}": pool.provider
-        for pool in configuration.of_kind(MachinePool)
-        if pool.provider
-        for machine in pool.machine_types
-    }
-
-
-def _recorded_elsewhere(record: ResourceRecord, expected: str) -> str | None:
+    """The provider `record` names when it is not the Cluster's (see `refuse_moved_provider`;
+    a pool naming another provider than the Cluster's is refused by validate), else None."""
     recorded = record.attributes.get("provider")
-    return recorded if isinstance(recorded, str) and recorded != expected else None
+    if isinstance(recorded, str) and recorded != configuration.cluster.provider:
+        return recorded
+    return None
 
 
 def confirmed(confirm: Confirm, question: str, cancelled: str) -> None:

@@ -101,14 +101,29 @@ def test_with_the_provider_put_back_destroy_deletes_it(pf: Pf, switched: Path) -
     assert "Plan: 2 to add" in plan.stdout
 
 
-def test_a_pool_of_its_own_provider_is_not_taken_for_a_move(pf: Pf, tmp_path: Path) -> None:
-    """A machine pool may name its provider (recorded as its machine types'): the same as
-    declared, it is no move."""
+def test_a_pool_naming_the_clusters_provider_is_no_move(pf: Pf, tmp_path: Path) -> None:
     own = LOCAL.replace("name: mp\n", "name: mp\nprovider: local\n")
     (tmp_path / "capacity.yaml").write_text(own)
     assert pf("apply", tmp_path, "--auto-approve").returncode == 0
     result = pf("plan", tmp_path, "--detailed-exitcode")
     assert result.returncode == 0, result.stderr
+
+
+def test_a_pool_naming_another_provider_than_the_clusters_is_refused(
+    pf: Pf, tmp_path: Path
+) -> None:
+    """One provider is opened per run, the Cluster's: a MachinePool saying `provider: aws`
+    under a local Cluster was made in the local simulated cloud and recorded as `aws`."""
+    (tmp_path / "capacity.yaml").write_text(
+        LOCAL.replace("name: mp\n", "name: mp\nprovider: aws\n")
+    )
+    for command in (["validate"], ["apply", "--auto-approve"]):
+        result = pf(*command, tmp_path)
+        assert result.returncode == 1, result.stdout
+        assert (
+            "capacity.yaml:7:11: error: pool `mp` is on aws, but the Cluster's provider is local"
+        ) in result.stderr
+    assert not (tmp_path / ".poolform").exists()
 
 
 def test_state_rm_after_the_switch_says_the_resource_is_still_marked(
