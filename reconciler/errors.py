@@ -7,6 +7,8 @@ print a line or a terminal escape of its own (reconciler/printable.py).
 
 from __future__ import annotations
 
+import re
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -98,3 +100,37 @@ class YamlProblem(Exception):
 
 class Cancelled(PoolformError):
     """The user answered no when asked to confirm: nothing was changed."""
+
+
+_ADDRESS_LIKE = re.compile(r"[a-z_]+\.[A-Za-z0-9_.*-]+")
+
+
+def shown_address(address: str) -> str:
+    """An address given on the command line, as a message shows it: quoted when it could be
+    misread (empty, spaces, not TYPE.NAME at all), as `error:  is not in the state` was."""
+    return address if _ADDRESS_LIKE.fullmatch(address) else f"'{address}'"
+
+
+def address_hint(address: str, known: Collection[str], listed_by: str) -> str:
+    """The closest known address ("did you mean"), else what an address looks like."""
+    from schemas.text import did_you_mean
+
+    close = did_you_mean(address.strip(), known)
+    if close:
+        return close
+    shape = f"an address is TYPE.NAME, as `{listed_by}` prints them"
+    example = min(known, default="")
+    return f"{shape} (e.g. {example})" if example else shape
+
+
+class UnknownAddress(PoolformError):
+    """An address given on the command line (`state show|rm`, `import`) that names nothing
+    where it was looked for: quoted when it could be misread, with a hint saying what an
+    address looks like and which one was perhaps meant."""
+
+    def __init__(self, address: str, known: Collection[str], where: str, listed_by: str):
+        super().__init__(
+            f"{shown_address(address)} is not {where}",
+            hint=address_hint(address, known, listed_by),
+        )
+        self.address = address

@@ -57,16 +57,26 @@ def open_state(configuration: Configuration, *, moving: bool = False) -> StateBa
     (unless `state migrate` moved it, or is ``moving`` it): two states for one configuration
     would fork."""
     location = state_location(configuration)
-    if location.backend != "sqlite" and not moving:
+    if not moving:
         _refuse_local_state(configuration, location)
     return open_location(location, directory=str(configuration.directory))
 
 
 def _refuse_local_state(configuration: Configuration, location: Location) -> None:
+    """A state left where the configuration kept it before its Cluster's `state` settings
+    changed: a team backend, or another SQLite `path` (edited without `state migrate`, the
+    plan created everything again beside the new path, the local provider in a new cloud)."""
     from state.errors import StateMoved
     from state.sqlite import SqliteStore
 
-    local = state_path(configuration)
+    if location.backend == "sqlite":
+        if not configuration.cluster.state.path or location.path is None:
+            return  # the default place: the state is there or nowhere
+        local = default_state_path(Path(os.path.abspath(configuration.directory)))
+        if _same_file(local, location.path):
+            return
+    else:
+        local = state_path(configuration)
     if not local.exists():
         return
     try:
@@ -78,12 +88,28 @@ def _refuse_local_state(configuration: Configuration, location: Location) -> Non
         records_text = f"unreadable: {exc}"
     else:
         records_text = f"{records} resources"
+    hint = (
+        f"move it there with `poolform state migrate --from {local}`, or, if it is stale, "
+        "move it out of the way"
+    )
+    if location.backend == "sqlite" and configuration.cluster.provider == "local":
+        hint = (
+            f"the local provider keeps its cloud beside that state ({local.parent}): remove "
+            "the Cluster's state `path` to go on with it, or, if it is stale, move it out of "
+            "the way"
+        )
     raise PoolformError(
         f"the Cluster keeps its state in {location.backend} at {location.describe()}, but a "
         f"local state is still at {local} ({records_text})",
-        hint=f"move it there with `poolform state migrate --from {local}`, or, if it is "
-        "stale, move it out of the way",
+        hint=hint,
     )
+
+
+def _same_file(one: Path, other: Path) -> bool:
+    """The same state file, through links or `..` (a link to the state file is that state)."""
+    # realpath, not Path.resolve: a looping link is named by the state's own checks, not
+    # raised here as a RuntimeError
+    return os.path.realpath(one) == os.path.realpath(os.path.abspath(other))
 
 
 def secret_salt(configuration: Configuration, lineage: str) -> str:

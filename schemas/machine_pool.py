@@ -7,9 +7,9 @@ instances (rolling, idle ones first); partition sizes, warm counts and rules are
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from schemas.base import MACHINE_TYPE_PATTERN, NAME_PATTERN, Document, Strict
 from schemas.cloud_parameters import CloudParameters
@@ -17,6 +17,20 @@ from schemas.quantities import Duration
 from schemas.rules import UpdateRule, spec
 
 IN_PLACE, REPLACE = UpdateRule.IN_PLACE, UpdateRule.REPLACE
+
+
+def _zone_name(value: str) -> str:
+    """A zone the cloud is asked for as written: empty or with spaces around it, the AWS SDK
+    refused it only at apply ("Invalid length for parameter AvailabilityZones[0]", "No
+    default subnet for availability zone: 'us-east-1a '"), after other changes were made."""
+    if not value.strip():
+        raise ValueError("a zone name is empty")
+    if value != value.strip():
+        raise ValueError(f"zone {value!r} has spaces around its name")
+    return value
+
+
+Zone = Annotated[str, AfterValidator(_zone_name)]
 
 
 class LaunchTemplate(Strict):
@@ -30,7 +44,7 @@ class LaunchTemplate(Strict):
         description="Cloud-native launch parameters (AWS RunInstances / GCE instance properties), "
         "deep-merged under workload overrides.",
     )
-    zones: list[str] = spec(default_factory=list, update=REPLACE)
+    zones: list[Zone] = spec(default_factory=list, update=REPLACE)
     user_data: str | None = spec(
         None,
         update=REPLACE,

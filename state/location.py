@@ -68,7 +68,9 @@ def _s3(url: str) -> Location:
     parts = urlsplit(url)
     if not parts.netloc:
         raise StateError(f"{url!r}: an S3 state URL is s3://BUCKET/PREFIX")
-    query = dict(parse_qsl(parts.query))
+    pairs = parse_qsl(parts.query, keep_blank_values=True)
+    _refuse_odd_s3_parts(url, parts.fragment, pairs)
+    query = dict(pairs)
     try:
         lease = float(query.get("lease", "30"))
     except ValueError:
@@ -87,6 +89,36 @@ def _s3(url: str) -> Location:
         endpoint=query.get("endpoint"),
         lease_seconds=lease,
     )
+
+
+S3_PARAMETERS = ("region", "endpoint", "lease")
+
+
+def _refuse_odd_s3_parts(url: str, fragment: str, pairs: list[tuple[str, str]]) -> None:
+    """What the URL says but would not be used: a state copied somewhere else than the user
+    meant, and the Cluster then pointed at a place that holds nothing. `?regoin=eu-west-1` was
+    dropped (the SDK's default region used), `?region=` read as none, and `#` cut the prefix
+    (`s3://b/team#2` copied to `team`)."""
+    from schemas.text import did_you_mean
+
+    if fragment or url.endswith("#"):
+        raise StateError(
+            f"{url!r}: `#` ends the prefix of an S3 state URL (the rest would be dropped); "
+            "choose a prefix without it"
+        )
+    for name, value in pairs:
+        if name not in S3_PARAMETERS:
+            close = did_you_mean(name, S3_PARAMETERS)
+            raise StateError(
+                f"{url!r}: unknown parameter {name!r} (an S3 state URL takes "
+                f"{', '.join(S3_PARAMETERS)}){'; ' + close if close else ''}"
+            )
+        if not value.strip():
+            raise StateError(f"{url!r}: parameter {name!r} is empty")
+    names = [name for name, _ in pairs]
+    twice = sorted({name for name in names if names.count(name) > 1})
+    if twice:
+        raise StateError(f"{url!r}: parameter {twice[0]!r} is given twice")
 
 
 def location_from_url(url: str, base: Path | None = None) -> Location:

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from providers.process_environment import base_environment
 from providers.protocol import ErrorKind, ProviderError
 
 LOG_NAME = "setup.log"
@@ -144,7 +145,9 @@ def _run_wave(
                     # (its tools' directory), which is for the setup's commands, not for this.
                     [shutil.which("bash") or "bash", "-c", setup],
                     cwd=directory,
-                    env={**os.environ, **env, WORKER_ENV: worker_id},
+                    # a base a shell needs, not the whole environment of whoever runs
+                    # apply (their state and cloud credentials): providers/process_environment.py
+                    env={**base_environment(os.environ), **env, WORKER_ENV: worker_id},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,

@@ -20,6 +20,19 @@ def providers_agree(config: Configuration) -> Iterator[Finding]:
     cluster = config.cluster
     for pool in config.of_kind(MachinePool):
         provider = pool.provider or cluster.provider
+        if provider != cluster.provider:
+            # One provider is opened per run, the Cluster's: the pool was made there and
+            # recorded as the other's (an `aws` pool in the local simulated cloud).
+            yield error(
+                config,
+                pool,
+                "provider-mismatch",
+                f"pool `{pool.name}` is on {provider}, but the Cluster's provider is "
+                f"{cluster.provider}: poolform makes every pool of a configuration with the "
+                "Cluster's provider",
+                "provider",
+                hint=f"remove the pool's `provider`, or set the Cluster's to {provider}",
+            )
         for index, machine in enumerate(pool.machine_types):
             instance = machine.template.instance_type
             cloud = cloud_of_instance_type(instance)
@@ -44,6 +57,7 @@ def providers_agree(config: Configuration) -> Iterator[Finding]:
                     f", but pool `{pool.name}` is on {provider}",
                     *path,
                 )
+    yield from _zones_in_region(config)
     pools = {p.name: p for p in config.of_kind(MachinePool)}
     for cc in config.of_kind(ComputeConfig):
         head_cloud = cloud_of_instance_type(cc.head_node.instance_type)
@@ -65,6 +79,31 @@ def providers_agree(config: Configuration) -> Iterator[Finding]:
                     "cloud_deployment",
                     "machine_pool",
                 )
+
+
+def _zones_in_region(config: Configuration) -> Iterator[Finding]:
+    """A launch template's zones in the Cluster's region: AWS and GCP name a zone after its
+    region (`us-east-1a`, `us-central1-a`, a URL ending so), and a zone of another region was
+    refused only at apply, after the changes before it were made."""
+    region = config.cluster.region
+    if not region:
+        return  # the SDK's default region: known only when the provider is opened
+    for pool in config.of_kind(MachinePool):
+        provider = pool.provider or config.cluster.provider
+        if provider not in ("aws", "gcp"):
+            continue
+        example = f"{region}a" if provider == "aws" else f"{region}-a"
+        for index, machine in enumerate(pool.machine_types):
+            for number, zone in enumerate(machine.template.zones):
+                if not zone.rsplit("/", 1)[-1].startswith(region):
+                    yield error(
+                        config,
+                        pool,
+                        "zone-region",
+                        f"zone `{zone}` is not in the Cluster's region {region}",
+                        *("machine_types", index, "launch_templates", 0, "zones", number),
+                        hint=f"a zone of {region} is named after it, e.g. {example}",
+                    )
 
 
 def risky_but_legal(config: Configuration) -> Iterator[Finding]:

@@ -101,6 +101,21 @@ def parse_timeout(text: str) -> float:
         raise PoolformError(f"--lock-timeout: {exc}") from None
 
 
+def lock_wait(lock_timeout: str, lock: bool) -> float:
+    """A reading command's `--lock-timeout`, parsed. With `--no-lock` no lock is waited for, so
+    a timeout given with it is one the user believes protects the read (a CI step copied from
+    an apply's): say it does nothing rather than ignore it silently."""
+    wait = parse_timeout(lock_timeout)
+    source = click.get_current_context().get_parameter_source("lock_timeout")
+    if not lock and source is not click.core.ParameterSource.DEFAULT:
+        click.echo(
+            f"warning: --lock-timeout {one_line(lock_timeout)} does nothing with --no-lock "
+            "(Terraform's -lock=false): no lock is taken, so none is waited for",
+            err=True,
+        )
+    return wait
+
+
 def _is_number(text: str) -> bool:
     try:
         float(text)

@@ -17,7 +17,7 @@ from reconciler.cli.common import (
     json_error_document,
     lock_option,
     lock_timeout_option,
-    parse_timeout,
+    lock_wait,
 )
 from reconciler.cli.output import emit_drift
 from reconciler.errors import PoolformError
@@ -36,6 +36,6 @@ def drift(directory: Path, as_json: bool, as_markdown: bool, lock_timeout: str, 
 
     if as_json and as_markdown:
         raise PoolformError("choose one of --json and --markdown")
-    report = detect_drift(directory, lock_timeout=parse_timeout(lock_timeout), lock=lock)
+    report = detect_drift(directory, lock_timeout=lock_wait(lock_timeout, lock), lock=lock)
     emit_drift(report, as_json, as_markdown, label=str(directory))
     return EXIT_CHANGES if report.has_drift else EXIT_OK

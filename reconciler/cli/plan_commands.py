@@ -15,7 +15,7 @@ from reconciler.cli.common import (
     json_error_document,
     lock_option,
     lock_timeout_option,
-    parse_timeout,
+    lock_wait,
     warn_damaged,
 )
 from reconciler.cli.output import commit_from_ci, describe_saved, emit_drift, emit_plan
@@ -97,7 +97,7 @@ def plan(
                 "--target, --replace or --no-refresh (run `poolform apply --refresh-only`)"
             )
         report = detect_drift(
-            directory, lock_timeout=parse_timeout(lock_timeout), refresh_only=True, lock=lock
+            directory, lock_timeout=lock_wait(lock_timeout, lock), refresh_only=True, lock=lock
         )
         emit_drift(report, as_json, as_markdown, label=label or str(directory))
         if report.drifted and not as_json:
@@ -110,7 +110,7 @@ def plan(
         directory,
         options,
         environ=os.environ,
-        lock_timeout=parse_timeout(lock_timeout),
+        lock_timeout=lock_wait(lock_timeout, lock),
         lock=lock,
     )
     commit = commit or commit_from_ci(os.environ)
@@ -203,7 +203,7 @@ def graph(directory: Path, fmt: str, destroy: bool, lock_timeout: str, lock: boo
         directory,
         PlanOptions(destroy=destroy),
         environ=os.environ,
-        lock_timeout=parse_timeout(lock_timeout),
+        lock_timeout=lock_wait(lock_timeout, lock),
         command="graph",
         lock=lock,
     ).plan

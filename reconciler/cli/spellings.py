@@ -4,9 +4,11 @@ A Terraform user types `-out=plan.bin`, `-target=ADDR`, `-refresh=false`, `-chdi
 own spellings are `--out`, `--target`, `--no-refresh`, `--chdir`. `terraform_spellings` rewrites
 the first into the second before click parses the command line, for exactly the options both
 tools have (a single-dash word poolform does not know stays as it is, and click reports it).
-`-lock=false` is `--no-lock` for the commands that only read state (plan, drift, graph), for
-credentials that may only read; for any other command it is refused with the reason rather than
-ignored: a command that changes capacity always takes the lock. `fmt` takes Terraform's switches
+`-lock=false` is `--no-lock` for the commands that read state under the lock (plan, drift,
+graph), for credentials that may only read; the commands that read without any lock (`show`,
+`state list|show|pull`) have nothing to leave out, so it is dropped there; for any other command
+it is refused with the reason rather than ignored: a command that changes capacity always takes
+the lock. `fmt` takes Terraform's switches
 with a value too: `-check=true`, `-diff=false`, `-recursive=1`, `-list=false`, `-write=false`.
 """
 
@@ -58,19 +60,27 @@ def terraform_spellings(args: Sequence[str]) -> list[str]:
 # Options of the command group that take a value (the word after them is not the command).
 _GROUP_VALUES = frozenset({"--chdir", "-chdir"})
 READS_ONLY = frozenset({"plan", "drift", "graph"})
+# Commands that read state without taking the lock at all (one consistent version, as
+# state/protocol.py's readers give it): `-lock=false` asks for what they already do.
+READS_WITHOUT_LOCK = frozenset({"show", "state list", "state show", "state pull"})
+_GROUPS = frozenset({"state"})
 
 
 def _command(args: Sequence[str]) -> str | None:
-    """The command named (the first word that is neither an option nor an option's value)."""
+    """The command named (the first word that is neither an option nor an option's value),
+    with its sub-command for a group (`state list`)."""
     skip = False
+    words: list[str] = []
     for arg in args:
         if skip:
             skip = False
         elif arg in _GROUP_VALUES:
             skip = True
         elif not arg.startswith("-"):
-            return arg
-    return None
+            words.append(arg)
+            if words[0] not in _GROUPS or len(words) == 2:
+                break
+    return " ".join(words) or None
 
 
 def _spelled(arg: str, command: str | None) -> list[str]:
@@ -107,6 +117,8 @@ def _lock(arg: str, value: str, command: str | None) -> list[str]:
         return []  # what poolform does by default
     if command in READS_ONLY:
         return ["--no-lock"]
+    if command in READS_WITHOUT_LOCK:
+        return []
     raise PoolformError(
         f"{arg} is not supported here: a command that changes state always takes the state "
         "lock, so that two runs can never change the same capacity at once",

@@ -21,7 +21,7 @@ from reconciler.cli.common import (
     standard_input_bytes,
     warn_damaged,
 )
-from reconciler.errors import PathNotFound, PoolformError
+from reconciler.errors import PathNotFound, PoolformError, UnknownAddress
 
 if TYPE_CHECKING:
     from state import StateBackend, StateSnapshot
@@ -93,7 +93,7 @@ def state_show(address: str, directory: Path) -> None:
         )
     record = snapshot.get(address)
     if record is None:
-        raise PoolformError(f"{address} is not in the state")
+        raise UnknownAddress(address, snapshot.addresses(), "in the state", "poolform state list")
     click.echo(json.dumps(record_document(record), indent=2, sort_keys=True))
 
 
@@ -113,7 +113,9 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
     ):
         snapshot = backend.read_salvaged()
         if address not in snapshot and address not in snapshot.damaged:
-            raise PoolformError(f"{address} is not in the state")
+            raise UnknownAddress(
+                address, snapshot.addresses(), "in the state", "poolform state list"
+            )
         record = snapshot.get(address)
         if record is not None:
             after = StateSnapshot.from_records(
@@ -415,6 +417,12 @@ def force_unlock(lock_id: str, directory: Path) -> None:
     """Release a lock its holder abandoned (check it is really gone first)."""
     from state.errors import lock_is_stale
 
+    if not lock_id.strip():  # a script's empty variable: "lock  was released" said nothing
+        raise PoolformError(
+            "the lock ID is empty",
+            hint="give the ID a refused command printed with the lock's holder "
+            "(`poolform force-unlock ID`)",
+        )
     with _backend(directory, must_exist=False) as backend:
         held = backend.current_lock()
         if held is None:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from providers.protocol import Observed
-from reconciler.errors import PoolformError
+from reconciler.errors import PoolformError, address_hint, shown_address
 from reconciler.loading import Configuration
 from reconciler.plan.diff import classify
 from reconciler.plan.expand import DesiredResource, expand
@@ -44,7 +44,10 @@ def _selected(
             if destroying
             else "the configuration or state"
         )
-        raise PoolformError(f"--target {unknown[0]} matches no resource in {where}")
+        raise PoolformError(
+            f"--target {shown_address(unknown[0])} matches no resource in {where}",
+            hint=address_hint(unknown[0], everything, "poolform state list"),
+        )
     edges: dict[str, set[str]] = {a: set() for a in everything}
     for address in everything:
         deps = (
@@ -87,7 +90,9 @@ def make_plan(
     for address in options.replace:
         if address not in desired or address not in recorded:
             raise PoolformError(
-                f"--replace {address}: no such resource in both configuration and state"
+                f"--replace {shown_address(address)}: no such resource in both configuration "
+                "and state",
+                hint=address_hint(address, set(desired) & set(recorded), "poolform state list"),
             )
     addresses = sorted(set(desired) | set(recorded))
     if options.targets:

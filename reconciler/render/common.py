@@ -7,6 +7,7 @@ shown as `(sensitive)`; a hash is never printed.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -86,6 +87,37 @@ def dotted(steps: list[Step]) -> str:
     for step in steps:
         text += f"[{step}]" if isinstance(step, int) else (f".{step}" if text else str(step))
     return text
+
+
+@functools.lru_cache(maxsize=4096)
+def key_step(key: str) -> str:
+    """A map key as a step of a shown path: `.gpu`, or quoted, `["example.com"]`, when it is
+    not a plain name (a custom resource key holding a `.`, a file_mounts target), so that
+    `capacity["example.com"]` never reads as a key `com` nested in `example` (validate and
+    `show` write paths so too: reconciler/loading/configuration.py's `dotted`). Cached: a
+    plan's keys repeat across its resources."""
+    if _SHOWN_PLAIN.fullmatch(key):
+        return f".{key}"
+    return f"[{json.dumps(key, ensure_ascii=False)}]"
+
+
+def shown_path(path: str, *roots: Any) -> str:
+    """A plan's attribute path (`capacity.example.com`, dotted as plan JSON keeps it) as the
+    text and Markdown views show it, its keys read against the attribute maps `roots`."""
+    text = ""
+    for step in split_path(path, *roots):
+        if isinstance(step, int):
+            text += f"[{step}]"
+        else:
+            text += key_step(step) if text else _first_step(step)
+    return text
+
+
+def _first_step(key: str) -> str:
+    return key if _SHOWN_PLAIN.fullmatch(key) else key_step(key)
+
+
+_SHOWN_PLAIN = re.compile(r"[A-Za-z_][A-Za-z0-9_-]*")
 
 
 _INDEX = re.compile(r"\[(\d+)\]")
@@ -213,8 +245,15 @@ def leaf_value(attr: AttributeChange, written: Mapping[str, str] | None = None) 
     return f"{in_unit_of(attr.old, attr.new, spelled)} -> {as_written(attr.new, spelled)}"
 
 
+def shown_written(change: ResourceChange) -> dict[str, str]:
+    """`change.written` (spellings by plan path) by the paths `flatten` shows."""
+    return {shown_path(path, change.after): text for path, text in change.written.items()}
+
+
 def flatten(value: Any) -> list[tuple[str, Any]]:
-    """Leaves of a nested value as (dotted path, leaf); nulls skipped, scalar lists kept whole."""
+    """Leaves of a nested value as (shown path, leaf); nulls skipped, scalar lists kept whole.
+    A key that is not a plain name is quoted (`key_step`): look a plan's paths up with
+    `shown_path`."""
     paths: list[str] = []
     leaves: list[Any] = []
     flatten_into(value, paths, leaves)
@@ -236,16 +275,16 @@ def _nested(value: Any) -> bool:
 
 
 def _leaves(value: Any, path: str, paths: list[str], leaves: list[Any]) -> None:
-    # Paths are built as text step by step, as `dotted` writes them, and only nested values
+    # Paths are built as text step by step, as `shown_path` writes them, and only nested values
     # cost a call: a plan of 10,000 resources lists about 100,000 leaves.
     items = value.items() if isinstance(value, dict) else enumerate(value)
     for key, item in items:
         if isinstance(key, int):
             step = f"{path}[{key}]"
         elif path:
-            step = f"{path}.{key}"
+            step = path + key_step(key)
         else:
-            step = str(key)
+            step = _first_step(key)
         if item is None:
             continue
         if isinstance(item, dict | list) and _nested(item):

@@ -30,6 +30,8 @@ from reconciler.render.common import (
     leaf_symbol,
     leaf_value,
     rolling_line,
+    shown_path,
+    shown_written,
     summary_line,
 )
 from reconciler.render.escape import code_span, fence, markdown_text, one_line
@@ -178,7 +180,7 @@ def diff_lines(change: ResourceChange) -> list[str]:
         known = [
             f"+ {a.path} = {KNOWN_AFTER_APPLY}" for a in change.attributes if a.known_after_apply
         ]
-        written = change.written
+        written = shown_written(change)
         return known + [
             f"+ {p} = {as_written(v, written[p]) if p in written else fmt(v)}"
             for p, v in flatten(change.after or {})
@@ -190,15 +192,16 @@ def diff_lines(change: ResourceChange) -> list[str]:
         forced = "  # forces replacement" if attr.forces_replacement else ""
         value = leaf_value(attr, change.written)
         sym = leaf_symbol(attr)
+        path = shown_path(attr.path, change.before, change.after)
         if sym == "~" and " -> " in value:
             old, new = value.split(" -> ", 1)
-            lines += [f"- {attr.path} = {old}", f"+ {attr.path} = {new}{forced}"]
+            lines += [f"- {path} = {old}", f"+ {path} = {new}{forced}"]
         elif sym == "~":
-            lines.append(f"! {attr.path} = {value} (changed){forced}")
+            lines.append(f"! {path} = {value} (changed){forced}")
         elif sym == "-":
-            lines.append(f"- {attr.path} = {value.removesuffix(' -> null')}{forced}")
+            lines.append(f"- {path} = {value.removesuffix(' -> null')}{forced}")
         else:
-            lines.append(f"+ {attr.path} = {value}{forced}")
+            lines.append(f"+ {path} = {value}{forced}")
     roll = rolling_line(change)
     return [*lines, roll] if roll else lines
 

@@ -32,9 +32,11 @@ from reconciler.render.common import (
     flatten_into,
     fmt,
     header_phrase,
+    key_step,
     leaf_symbol,
     leaf_value,
     rolling_line,
+    shown_written,
     summary_line,
 )
 from reconciler.render.escape import one_line, printable
@@ -142,7 +144,12 @@ def tree_lines(
 
 
 def _label(step: str | int) -> str:
-    return f"[{step}]" if isinstance(step, int) else one_line(step)
+    """A step of the nested update view: `[0]`, `gpu`, or a key that is not a plain name
+    quoted, `"example.com"`, as Terraform writes one inside a block."""
+    if isinstance(step, int):
+        return f"[{step}]"
+    shown = key_step(step)
+    return one_line(step if shown.startswith(".") else shown[1:-1])
 
 
 def _create_body(change: ResourceChange, paint: Paint, shapes: Shapes) -> list[str]:
@@ -154,7 +161,7 @@ def _create_body(change: ResourceChange, paint: Paint, shapes: Shapes) -> list[s
     texts += [fmt(leaf) for leaf in leaves]
     # Quantities and durations are shown as the configuration wrote them (`written`: a few
     # paths at most, looked up in the list of paths rather than the other way round).
-    for path, spelled in change.written.items():
+    for path, spelled in shown_written(change).items():
         index = known - 1
         while (index := _index(paths, path, index + 1)) >= 0:
             texts[index] = as_written(leaves[index - known], spelled)

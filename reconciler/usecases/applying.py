@@ -38,6 +38,7 @@ from reconciler.usecases.common import (
     load_directory,
     refuse_emptied,
     refuse_foreign_state,
+    refuse_moved_provider,
 )
 from reconciler.usecases.job_impact import with_jobs_affected
 from reconciler.workspace import (
@@ -201,6 +202,7 @@ def _apply(
         ):
             snapshot = backend.read()
             refuse_emptied(configuration, snapshot, options.destroy)
+            refuse_moved_provider(configuration, snapshot)
             salt = secret_salt(configuration, snapshot.lineage)
             environment = environment_values(configuration, how.environ)
             if saved is not None and saved.rereads is not None:

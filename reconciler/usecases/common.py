@@ -11,13 +11,13 @@ from providers.protocol import Provider
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.checks import load_configuration
 from reconciler.drift.refresh import Refresh, refresh_all, refresh_observed
-from reconciler.errors import Cancelled, PoolformError
+from reconciler.errors import Cancelled, Location, PoolformError
 from reconciler.loading import Configuration, NothingDeclared
 from reconciler.plan import Action, Plan
 from reconciler.plan.expand import environment_names
 from reconciler.workspace import nothing_carries, open_provider, state_path
-from schemas import Job
-from state import StateSnapshot
+from schemas import Cluster, Job
+from state import ResourceRecord, StateSnapshot
 from state.lineage import check_lineage
 
 Confirm = Callable[[str], bool]  # asked "apply these changes" and the like; True goes on
@@ -75,6 +75,51 @@ def refuse_emptied(configuration: Configuration, snapshot: StateSnapshot, destro
         hint=f"to delete them, run `poolform destroy {where}`; otherwise restore the "
         "configuration's files",
     )
+
+
+def refuse_moved_provider(configuration: Configuration, snapshot: StateSnapshot) -> None:
+    """Refuse a state whose records name another provider than the Cluster's (edited from
+    `local` to `aws`, say). A refresh asks only the configuration's provider, which has
+    nothing under those ids: every such record read as "missing, recreate", the plan created
+    the capacity again on the new provider, and the old copy was left running, its record
+    overwritten, recorded nowhere (a `destroy` dropped the records the same way). poolform
+    moves no capacity between providers: it says so, and what to do, before anything is
+    read from a cloud."""
+    provider = configuration.cluster.provider
+    elsewhere: dict[str, list[str]] = {}
+    for record in snapshot:
+        recorded = recorded_on_another_provider(configuration, record)
+        if recorded is not None:
+            elsewhere.setdefault(recorded, []).append(record.address)
+    if not elsewhere:
+        return
+    old, addresses = min(elsewhere.items())
+    shown = ", ".join(addresses[:3]) + (
+        f" and {len(addresses) - 3} more" if len(addresses) > 3 else ""
+    )
+    cluster = configuration.find(Cluster, configuration.cluster.name)
+    where = Location(configuration.ref_of(cluster).file) if cluster is not None else None
+    raise PoolformError(
+        f"the state records {len(addresses)} resource(s) on the {old} provider ({shown}), but "
+        f"the Cluster's provider is now {provider}: poolform moves no capacity between "
+        f"providers, and planning on {provider} would create it again there while the {old} "
+        "copy runs on, recorded nowhere; nothing was changed",
+        location=where,
+        hint=f"to move it, put back `provider: {old}` and `poolform destroy` it (or plan its "
+        f"deletion), then change the provider; to leave it on {old}, "
+        f"`poolform state rm ADDR` each with `provider: {old}` still set",
+    )
+
+
+def recorded_on_another_provider(
+    configuration: Configuration, record: ResourceRecord
+) -> str | None:
+    """The provider `record` names when it is not the Cluster's (see `refuse_moved_provider`;
+    a pool naming another provider than the Cluster's is refused by validate), else None."""
+    recorded = record.attributes.get("provider")
+    if isinstance(recorded, str) and recorded != configuration.cluster.provider:
+        return recorded
+    return None
 
 
 def confirmed(confirm: Confirm, question: str, cancelled: str) -> None:

@@ -20,6 +20,7 @@ from reconciler.usecases.common import (
     load_directory,
     refresh_with_provider,
     refuse_foreign_state,
+    refuse_moved_provider,
 )
 from reconciler.workspace import (
     changing_run_warning,
@@ -70,6 +71,7 @@ def detect_drift(
             hint=f"{directory} has no applied resources in its state; drift compares what "
             "apply recorded with the cloud",
         )
+    refuse_moved_provider(configuration, snapshot)
     salt = secret_salt(configuration, snapshot.lineage)
     report = refresh_with_provider(
         configuration, snapshot, salt, retry or RetryPolicy(), clock
@@ -109,6 +111,7 @@ def accept_drift(
                 report = DriftReport(snapshot.lineage, snapshot.serial, checked=0)
                 on_report(report)
                 return AcceptedDrift(report, 0)
+            refuse_moved_provider(configuration, snapshot)
             provider = open_provider(configuration, backend)
             salt = secret_salt(configuration, snapshot.lineage)
             report = refresh_all(provider, snapshot, salt, retry or RetryPolicy(), clock).report

@@ -18,9 +18,13 @@ from providers.protocol import (
     ProviderError,
     ResourceRef,
 )
-from reconciler.errors import PoolformError
+from reconciler.errors import PoolformError, UnknownAddress
 from reconciler.plan.expand import expand
-from reconciler.usecases.common import environment_values, load_directory
+from reconciler.usecases.common import (
+    environment_values,
+    load_directory,
+    recorded_on_another_provider,
+)
 from reconciler.workspace import (
     hold_lock,
     local_cloud_empty,
@@ -75,12 +79,12 @@ def import_resource(
             snapshot = backend.read()
             salt = secret_salt(configuration, snapshot.lineage)
             environment = environment_values(configuration, environ)
-            desired = expand(configuration, salt, environment=environment).get(address)
+            declared = expand(configuration, salt, environment=environment)
+            desired = declared.get(address)
             if desired is None:
-                raise PoolformError(
-                    f"{address} is not declared in {directory}",
-                    hint="declare it first; `poolform plan` lists addresses",
-                )
+                # declare it first, or it is a typo: the hint names the closest address
+                raise UnknownAddress(address, list(declared), f"declared in {directory}",
+                                     "poolform plan")  # fmt: skip
             if address in snapshot:
                 raise PoolformError(
                     f"{address} is already managed", hint="`poolform state rm` it first"
@@ -147,7 +151,16 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
         f"unmanaged and never delete it; `poolform import {record.address} ID` takes it back"
     )
     try:
-        provider = open_provider(load_directory(directory, "state rm"))
+        configuration = load_directory(directory, "state rm")
+        recorded = recorded_on_another_provider(configuration, record)
+        if recorded is not None:
+            # The Cluster's provider has nothing under these ids: asking it would say "no
+            # longer has", while the resource runs on, still tagged, on the recorded provider.
+            return kept.format(
+                f"it is on the {recorded} provider, and the Cluster's is now "
+                f"{configuration.cluster.provider}"
+            )
+        provider = open_provider(configuration)
     except (ProviderError, PoolformError) as error:
         return kept.format(getattr(error, "message", str(error)))
     try:

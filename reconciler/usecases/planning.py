@@ -21,6 +21,7 @@ from reconciler.usecases.common import (
     refresh_with_provider,
     refuse_emptied,
     refuse_foreign_state,
+    refuse_moved_provider,
 )
 from reconciler.usecases.job_impact import with_jobs_affected
 from reconciler.workspace import (
@@ -61,6 +62,7 @@ def plan_configuration(
         configuration = load_directory(directory, command)
         snapshot, holder = read_state_for_reading(configuration, command, lock_timeout, lock=lock)
     refuse_emptied(configuration, snapshot, options.destroy)
+    refuse_moved_provider(configuration, snapshot)
     salt = secret_salt(configuration, snapshot.lineage)
     environment = environment_values(configuration, environ)
     refresh = None

@@ -144,5 +144,5 @@ def test_a_target_that_is_not_a_whole_address_selects_nothing(
     assert result.returncode == 1
     assert "matches no resource" in result.stderr and "internal error" not in result.stderr
     if "\n" in target:
-        assert "team-quota\\n matches" in result.stderr  # shown escaped, on one line
+        assert "team-quota\\n' matches" in result.stderr  # shown escaped, quoted, on one line
     assert not (quick / ".poolform").exists()

@@ -154,10 +154,11 @@ def test_import_refuses_what_this_or_another_state_manages(
     # another state (another lineage) sharing the cloud: refused until it lets go
     other = tmp_path / "other"
     other.mkdir()
-    (other / ".poolform").symlink_to(quickstart / ".poolform", target_is_directory=True)
+    # (not through its own .poolform/: a state there would be taken for one left behind)
+    (other / "shared").symlink_to(quickstart / ".poolform", target_is_directory=True)
     (other / "pool.yaml").write_text((quickstart / "worker-pool.yaml").read_text())
     (other / "cluster.yaml").write_text(
-        "kind: Cluster\nname: other\nprovider: local\nstate: {path: .poolform/other.db}\n"
+        "kind: Cluster\nname: other\nprovider: local\nstate: {path: shared/other.db}\n"
     )
     foreign = run("import", WORKERS, group, "--chdir", other)
     assert foreign.code == 1, foreign.out

@@ -79,3 +79,24 @@ def test_a_directory_named_like_a_command_is_not_the_command() -> None:
 def test_a_boolean_is_true_or_false(typed: str) -> None:
     with pytest.raises(PoolformError, match="takes true or false"):
         terraform_spellings([typed])
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        ["state", "list", "-lock=false"],
+        ["state", "--chdir", "infra", "show", "cluster.c", "-lock=false"],
+        ["-chdir=infra", "state", "pull", "-lock=0"],
+        ["show", "plan.bin", "-lock=false"],
+    ],
+)
+def test_lock_false_is_dropped_where_no_lock_is_ever_taken(typed: list[str]) -> None:
+    assert terraform_spellings(typed) == [
+        f"--{a[1:]}" if a == "-chdir=infra" else a for a in typed if "lock" not in a
+    ]
+
+
+@pytest.mark.parametrize("typed", [["state", "rm", "x", "-lock=false"], ["state", "-lock=false"]])
+def test_lock_false_is_refused_by_the_state_commands_that_write(typed: list[str]) -> None:
+    with pytest.raises(PoolformError, match="always takes the state lock"):
+        terraform_spellings(typed)
