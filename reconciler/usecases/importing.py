@@ -25,6 +25,7 @@ from reconciler.usecases.common import (
     load_directory,
     recorded_on_another_provider,
 )
+from reconciler.usecases.places import configured_place, placed
 from reconciler.workspace import (
     hold_lock,
     local_cloud_empty,
@@ -120,14 +121,15 @@ def import_resource(
             attributes = recorded_attributes(
                 desired.attributes, dict(observed.attributes), desired.resource_type
             )
+            record = ResourceRecord(
+                address,
+                desired.resource_type,
+                attributes,
+                dict(observed.provider_ids),
+                desired.dependencies,
+            )
             backend.write_resource(
-                ResourceRecord(
-                    address,
-                    desired.resource_type,
-                    attributes,
-                    dict(observed.provider_ids),
-                    desired.dependencies,
-                ),
+                placed(record, configured_place(configuration)),  # found there: it lives there
                 expected_lineage=snapshot.lineage,
             )
     finally:
