@@ -162,6 +162,9 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
                 f"it is on the {recorded} provider, and the Cluster's is now "
                 f"{configuration.cluster.provider}"
             )
+        now = configured_place(configuration)
+        if record.place and now and record.place != now:  # the same, for an edited region
+            return kept.format(f"it is in {record.place}, and the configuration names {now}")
         provider = open_provider(configuration)
     except (ProviderError, PoolformError) as error:
         return kept.format(getattr(error, "message", str(error)))

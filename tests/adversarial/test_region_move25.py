@@ -130,6 +130,19 @@ def test_the_place_is_in_no_plan_and_only_cloud_records_carry_it(pf: Pf, moved: 
     assert places == {CPU: "region us-east-1", "resource_pool.seats": None}
 
 
+def test_state_rm_after_the_move_says_the_group_is_still_marked(pf: Pf, moved: Path) -> None:
+    """`state rm` asked the new region to untag the recorded ids, which it does not have:
+    "The provider no longer has group ...", while the group ran on in us-east-1, tagged."""
+    result = pf("state", "rm", CPU, "--chdir", moved)
+    assert result.returncode == 0, result.stderr
+    assert "no longer has" not in result.stdout
+    assert (
+        "as this state's (it is in region us-east-1, and the configuration names region "
+        "us-west-2); plans report it as unmanaged and never delete it"
+    ) in result.stdout
+    assert len(groups("us-east-1")) == 1
+
+
 def _forget_places(directory: Path) -> None:
     """The state as a poolform before places were recorded wrote it."""
     path = directory / ".poolform" / "state.db"
