@@ -201,3 +201,18 @@ def test_a_gcp_state_recorded_in_another_project_or_region_is_refused(
         assert tree_digest(directory) == before
     assert (sorted(cloud.groups), sorted(cloud.templates)) == held
     assert sum(cloud.calls().values()) == calls  # refused before the cloud was asked
+
+
+def test_an_imported_group_is_recorded_where_it_was_found(
+    pf: Pf, tmp_path: Path, aws_env: str
+) -> None:
+    (tmp_path / "capacity.yaml").write_text(CONFIG)
+    assert pf("apply", tmp_path, "--auto-approve").returncode == 0
+    [group] = groups("us-east-1")
+    assert pf("state", "rm", CPU, "--chdir", tmp_path).returncode == 0
+    imported = pf("import", CPU, group, "--chdir", tmp_path)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    pulled = json.loads(pf("state", "pull", "--chdir", tmp_path).stdout)
+    assert {r["address"]: r.get("place") for r in pulled["resources"]}[CPU] == "region us-east-1"
+    (tmp_path / "capacity.yaml").write_text(MOVED)
+    assert pf("plan", tmp_path).returncode == 1
