@@ -103,6 +103,7 @@ def record_to_dict(record: ResourceRecord) -> dict[str, Any]:
         "provider_ids": dict(record.provider_ids),
         "dependencies": list(record.dependencies),
         "tainted": record.tainted,
+        **({"place": record.place} if record.place else {}),  # absent: unknown, as before
     }
 
 
@@ -150,6 +151,9 @@ def record_from_dict(doc: Any, where: str = "resource") -> ResourceRecord:
         raise StateError(f"{where}: schema_version must be an integer")
     if not 0 <= schema_version < 2**31:
         raise StateError(f"{where}: schema_version {schema_version} is out of range")
+    place = doc.get("place", "")
+    if not isinstance(place, str):
+        raise StateError(f"{where}: place must be a string")
     resource_type = _require(doc, "resource_type" if "resource_type" in doc else "kind", str, where)
     if not _ADDRESS.fullmatch(address) or resource_type not in address.split(".")[:-1]:
         raise StateError(f"{where}: not the address of a {resource_type!r} (TYPE.NAME, dotted)")
@@ -161,6 +165,7 @@ def record_from_dict(doc: Any, where: str = "resource") -> ResourceRecord:
         dependencies=tuple(dependencies),
         tainted=tainted,
         schema_version=schema_version,
+        place=place,
     )
     encode_record(record)  # nesting, NaN, lone surrogates: refused here, not when stored
     return record

@@ -23,6 +23,10 @@ class ResourceRecord:
 
     ``attributes`` must be JSON-serialisable; ``provider_ids`` maps an id kind (for example
     ``"launch_template"``) to the provider's identifier; ``dependencies`` are addresses.
+    ``place`` says where the provider holds it (``"region us-east-1"``), "" when unknown (a
+    record written before places were recorded, or a provider without places): a plan made
+    for another place would find nothing under the ids and make the capacity again there.
+    It is no attribute, so no diff ever shows it.
     """
 
     address: str
@@ -32,6 +36,7 @@ class ResourceRecord:
     dependencies: tuple[str, ...] = ()
     tainted: bool = False
     schema_version: int = 1
+    place: str = ""
 
 
 @dataclass(frozen=True, slots=True)

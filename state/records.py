@@ -30,6 +30,10 @@ __all__ = [
 
 MAX_SERIAL = 2**63 - 1  # a signed 64-bit integer: SQLite's and PostgreSQL's bigint
 MAX_DEPTH = 64  # nesting of attributes; deeper is refused rather than recursed into
+# A record's place is kept in its stored provider_ids under this key (no id kind starts with
+# `@`): every backend stores it with no new column, and a record without one (all written
+# before places were recorded) is stored byte for byte as before, checksum included.
+PLACE_KEY = "@place"
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +105,12 @@ def encode_record(record: ResourceRecord) -> StoredRecord:
         raise StateError(f"{where} attributes must be an object")
     check_depth(record.attributes, f"{where} attributes")
     attributes = dump_json(record.attributes, what=f"{where} attributes")
-    provider_ids = dump_json(dict(record.provider_ids), what=f"{where} provider_ids")
+    if PLACE_KEY in record.provider_ids:
+        raise StateError(f"{where} provider_ids: the id kind {PLACE_KEY!r} is reserved")
+    ids = dict(record.provider_ids)
+    if record.place:
+        ids[PLACE_KEY] = check_text(record.place, f"{where} place")
+    provider_ids = dump_json(ids, what=f"{where} provider_ids")
     dependencies = dump_json(list(record.dependencies), what=f"{where} dependencies")
     version = int(record.schema_version)
     tainted = bool(record.tainted)
@@ -135,6 +144,7 @@ def decode_record(stored: StoredRecord) -> ResourceRecord:
         isinstance(k, str) and isinstance(v, str) for k, v in provider_ids.items()
     ):
         raise ValueError("provider_ids do not map strings to strings")
+    place = provider_ids.pop(PLACE_KEY, "")
     if not isinstance(dependencies, list) or not all(isinstance(d, str) for d in dependencies):
         raise ValueError("dependencies are not a list of addresses")
     if not s.resource_type:
@@ -147,6 +157,7 @@ def decode_record(stored: StoredRecord) -> ResourceRecord:
         tuple(dependencies),
         bool(s.tainted),
         int(s.schema_version),
+        place,
     )
 
 

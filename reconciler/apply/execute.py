@@ -11,6 +11,7 @@ import threading
 import uuid
 from collections.abc import Mapping
 
+from providers.place import has_place
 from providers.protocol import (
     ErrorKind,
     Observed,
@@ -34,12 +35,14 @@ class ChangeExecutor:
         backend: StateBackend,
         snapshot: StateSnapshot,
         desired_clear: Mapping[str, DesiredResource],
+        place: str = "",
     ):
         self.provider = provider
         self.backend = backend
         self.lineage = snapshot.lineage
         self.recorded = {r.address: r for r in snapshot}
         self.desired_clear = desired_clear
+        self.place = place  # where the provider makes what it makes: kept on cloud records
         self._lock = threading.Lock()  # one state write at a time, in completion order
 
     def __call__(self, change: ResourceChange) -> None:
@@ -83,6 +86,7 @@ class ChangeExecutor:
             attributes=dict(change.after or {}),  # sensitive values as salted hashes only
             provider_ids=dict(observed.provider_ids),
             dependencies=tuple(change.dependencies),
+            place=self.place if has_place(change.resource_type) else "",
         )
         with self._lock:
             self.backend.write_resource(record, expected_lineage=self.lineage)

@@ -41,6 +41,7 @@ from reconciler.usecases.common import (
     refuse_moved_provider,
 )
 from reconciler.usecases.job_impact import with_jobs_affected
+from reconciler.usecases.places import configured_place, refuse_moved_place
 from reconciler.workspace import (
     hold_lock,
     local_cloud_absent,
@@ -203,6 +204,7 @@ def _apply(
             snapshot = backend.read()
             refuse_emptied(configuration, snapshot, options.destroy)
             refuse_moved_provider(configuration, snapshot)
+            refuse_moved_place(configuration, snapshot)
             salt = secret_salt(configuration, snapshot.lineage)
             environment = environment_values(configuration, how.environ)
             if saved is not None and saved.rereads is not None:
@@ -257,7 +259,9 @@ def _apply(
             if provider is None:
                 provider = open_provider(configuration, backend)
             clear = expand(configuration, salt, environment=environment, reveal=True)
-            executor = ChangeExecutor(provider, backend, snapshot, clear)
+            executor = ChangeExecutor(
+                provider, backend, snapshot, clear, configured_place(configuration)
+            )
             result = walk_plan(
                 plan,
                 executor,

@@ -22,6 +22,7 @@ from reconciler.usecases.common import (
     refuse_foreign_state,
     refuse_moved_provider,
 )
+from reconciler.usecases.places import refuse_moved_place
 from reconciler.workspace import (
     changing_run_warning,
     hold_lock,
@@ -72,6 +73,7 @@ def detect_drift(
             "apply recorded with the cloud",
         )
     refuse_moved_provider(configuration, snapshot)
+    refuse_moved_place(configuration, snapshot)
     salt = secret_salt(configuration, snapshot.lineage)
     report = refresh_with_provider(
         configuration, snapshot, salt, retry or RetryPolicy(), clock
@@ -112,6 +114,7 @@ def accept_drift(
                 on_report(report)
                 return AcceptedDrift(report, 0)
             refuse_moved_provider(configuration, snapshot)
+            refuse_moved_place(configuration, snapshot)
             provider = open_provider(configuration, backend)
             salt = secret_salt(configuration, snapshot.lineage)
             report = refresh_all(provider, snapshot, salt, retry or RetryPolicy(), clock).report

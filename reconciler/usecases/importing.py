@@ -25,6 +25,7 @@ from reconciler.usecases.common import (
     load_directory,
     recorded_on_another_provider,
 )
+from reconciler.usecases.places import configured_place, placed
 from reconciler.workspace import (
     hold_lock,
     local_cloud_empty,
@@ -120,14 +121,15 @@ def import_resource(
             attributes = recorded_attributes(
                 desired.attributes, dict(observed.attributes), desired.resource_type
             )
+            record = ResourceRecord(
+                address,
+                desired.resource_type,
+                attributes,
+                dict(observed.provider_ids),
+                desired.dependencies,
+            )
             backend.write_resource(
-                ResourceRecord(
-                    address,
-                    desired.resource_type,
-                    attributes,
-                    dict(observed.provider_ids),
-                    desired.dependencies,
-                ),
+                placed(record, configured_place(configuration)),  # found there: it lives there
                 expected_lineage=snapshot.lineage,
             )
     finally:
@@ -160,6 +162,9 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
                 f"it is on the {recorded} provider, and the Cluster's is now "
                 f"{configuration.cluster.provider}"
             )
+        now = configured_place(configuration)
+        if record.place and now and record.place != now:  # the same, for an edited region
+            return kept.format(f"it is in {record.place}, and the configuration names {now}")
         provider = open_provider(configuration)
     except (ProviderError, PoolformError) as error:
         return kept.format(getattr(error, "message", str(error)))

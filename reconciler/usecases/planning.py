@@ -24,6 +24,7 @@ from reconciler.usecases.common import (
     refuse_moved_provider,
 )
 from reconciler.usecases.job_impact import with_jobs_affected
+from reconciler.usecases.places import refuse_moved_place
 from reconciler.workspace import (
     changing_run_warning,
     pin_state,
@@ -63,6 +64,7 @@ def plan_configuration(
         snapshot, holder = read_state_for_reading(configuration, command, lock_timeout, lock=lock)
     refuse_emptied(configuration, snapshot, options.destroy)
     refuse_moved_provider(configuration, snapshot)
+    refuse_moved_place(configuration, snapshot)
     salt = secret_salt(configuration, snapshot.lineage)
     environment = environment_values(configuration, environ)
     refresh = None

@@ -15,7 +15,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -218,6 +218,21 @@ def test_records_round_trip_in_address_order(place: Place) -> None:
     snap = place.open().read()
     assert snap.get(full.address) == full
     assert [r.address for r in snap] == sorted([full.address, "z.last", "a.first"])
+
+
+def test_a_records_place_round_trips_and_one_without_reads_as_unknown(place: Place) -> None:
+    """Where the cloud holds a resource (state/model.py): kept by every backend, through a
+    single write and a whole-state replace alike; no place reads back as ""."""
+    backend = place.open()
+    lineage = backend.read().lineage
+    placed = replace(record("m.placed"), place="region us-east-1")
+    backend.write_resource(placed, expected_lineage=lineage)
+    backend.write_resource(record("m.unplaced"), expected_lineage=lineage)
+    snap = place.open().read()
+    assert snap.get("m.placed") == placed and snap.get("m.unplaced") == record("m.unplaced")
+    assert snap.get("m.placed").provider_ids == {"template": "lt-1"}  # type: ignore[union-attr]
+    backend.replace_all(StateSnapshot(lineage, snap.serial + 1, snap.resources), force=False)
+    assert place.open().read().get("m.placed") == placed
 
 
 def test_intents_are_kept_and_a_resumed_create_reuses_the_token(place: Place) -> None:
