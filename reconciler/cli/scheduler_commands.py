@@ -289,10 +289,19 @@ def jobs_logs(job_id: int, follow: bool, directory: Path | None) -> None:
                 ),
                 err=True,
             )
-        for chunk in usecases.logs(ctx, job_id, follow, time.sleep):
+        for chunk in usecases.logs(ctx, job_id, follow, time.sleep, on_waiting=_say_waiting):
             click.echo(chunk, nl=False)
     finally:
         ctx.close()
+
+
+def _say_waiting(job: JobRecord) -> None:
+    """`jobs logs --follow` of a job not started yet: say once why nothing comes (as `kubectl
+    logs -f` of a pending pod says it waits), on stderr, which the output never goes to."""
+    from reconciler.printable import one_line
+
+    why = f": {job.reason.message}" if job.reason is not None else ""
+    click.echo(one_line(f"job {job.id} is waiting to start ({job.status.value}{why})"), err=True)
 
 
 # -- pools -----------------------------------------------------------------------------------
