@@ -150,6 +150,9 @@ class SqliteStore(SqlObjectTable):
                 raise StateMoved(where, moved)
         except sqlite3.DatabaseError as exc:
             conn.close()
+            trouble = disk_trouble(where, self.path, exc)
+            if trouble is not None:
+                raise trouble from exc
             raise StateDamaged(f"{where} is not a readable poolform state database: {exc}") from exc
         except BaseException:
             conn.close()
@@ -268,7 +271,8 @@ class SqliteStore(SqlObjectTable):
                 if isinstance(exc, sqlite3.DatabaseError) and "malformed" in str(exc):
                     raise StateDamaged(f"state database {self.path} is damaged: {exc}") from exc
                 if isinstance(exc, sqlite3.Error):
-                    raise StateError(f"state database {self.path}: {exc}") from exc
+                    trouble = disk_trouble(f"state database {self.path}", self.path, exc)
+                    raise trouble or StateError(f"state database {self.path}: {exc}") from exc
                 raise
 
     @staticmethod
@@ -578,3 +582,27 @@ if TYPE_CHECKING:
         store: SqliteStore, backend: SqliteStateBackend
     ) -> tuple[StateStore, StateBackend]:
         return store, backend
+
+
+# SQLite's primary result codes for a disk that cannot take a write (sqlite3.h).
+SQLITE_IOERR, SQLITE_FULL = 10, 13
+
+
+def disk_trouble(where: str, path: Path, error: sqlite3.Error) -> StateError | None:
+    """A state the disk under it could not write (full, or failing) is no damaged state:
+    opening one writes (its -wal and -shm files), and SQLite then says `disk I/O error` or
+    `database or disk is full`, which read as corruption under "not a readable poolform state
+    database". None for any other error."""
+    code = getattr(error, "sqlite_errorcode", 0) & 0xFF
+    if code not in (SQLITE_IOERR, SQLITE_FULL):
+        return None
+    try:
+        stats = os.statvfs(path.parent)
+        full = stats.f_bavail == 0 or (stats.f_files > 0 and stats.f_favail == 0)
+    except OSError:
+        full = code == SQLITE_FULL
+    said = "the disk holding it is full" if full else "its disk could not be written"
+    return StateError(
+        f"{where}: {said} (SQLite: {error}); the state itself is unchanged. Free space on "
+        "that disk (or make it writable), then run the command again"
+    )

@@ -9,6 +9,8 @@ from importlib import util
 
 import click
 
+from reconciler.cli.common import echo_json_document
+
 # The formats poolform reads and writes, by what they are: a script can check them.
 FORMATS = {"plan_json": "1.0", "drift_json": "1.0", "apply_events": "1.0", "plan_file": 3}
 # The optional extras, by the module each one installs.
@@ -33,7 +35,7 @@ def version(as_json: bool) -> None:
     number = metadata.version("poolform")
     extras = {name: _installed(module) for name, module in EXTRAS.items()}
     if as_json:
-        click.echo(
+        echo_json_document(
             json.dumps(
                 {
                     "version": number,

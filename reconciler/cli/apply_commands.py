@@ -3,41 +3,37 @@
 `apply --refresh-only` accepts what changed outside poolform into state instead, changing no
 capacity. With `--json`, stdout carries only JSON lines (reconciler/apply/events.schema.json):
 there is no prompt to show, so `--json` needs `--auto-approve` or a saved plan, and an error
-that ends the command is the stream's last line too (an `error` event; stderr says it as well).
+that ends the command is the stream's last line too (an `error` event, printed at the boundary
+by common.tell_json_error; stderr says it as well).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from reconciler.cli.common import (
+    EVENTS_FORMAT_VERSION,
     EXIT_ERROR,
     EXIT_OK,
-    diagnostic_json,
-    explain,
     lock_timeout_option,
-    on_json_error,
     parse_timeout,
     terminal_confirm,
 )
 from reconciler.cli.global_options import CHDIR
 from reconciler.cli.output import describe_saved, emit_drift, use_color
 from reconciler.cli.progress import JsonReporter, Reporter, reporter_for
-from reconciler.errors import ConfigurationError, PoolformError
+from reconciler.errors import PoolformError
 from reconciler.printable import one_line
 
 if TYPE_CHECKING:
     from reconciler.drift.model import DriftReport
     from reconciler.plan import Plan
     from reconciler.usecases.applying import AppliedPlan
-
-EVENTS_FORMAT_VERSION = "1.0"
 
 
 class ApplyView:
@@ -115,30 +111,6 @@ def summary_event(
         "skipped": {str(k): str(c) for k, c in result.skipped.items()} if result else {},
         "not_started": [str(k) for k in result.not_started] if result is not None else [],
     }
-
-
-def error_event(operation: str, error: BaseException) -> dict[str, Any]:
-    """The last JSON line of a command that stopped on `error`, in place of the summary: the
-    text stderr shows, the exit code, and a configuration's diagnostics as `validate --json`
-    prints them."""
-    code, text = explain(error)
-    diagnostics = error.diagnostics if isinstance(error, ConfigurationError) else []
-    return {
-        "type": "error",
-        "format_version": EVENTS_FORMAT_VERSION,
-        "operation": operation,
-        "message": text,
-        "exit_code": code,
-        "diagnostics": [diagnostic_json(d) for d in diagnostics],
-    }
-
-
-def json_error_event(operation: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """For `apply`, `destroy` and `apply --refresh-only`, whose `--json` output is a stream of
-    events: an error ends it with one `error` event (reconciler/apply/events.schema.json)."""
-    return on_json_error(
-        lambda name, error: JsonReporter()(error_event(name, error)), operation, "refresh-only"
-    )
 
 
 def report_applied(
@@ -231,7 +203,6 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
     "--replace", "replace", multiple=True, metavar="ADDR", help="Force ADDR to be replaced."
 )
 @lock_timeout_option
-@json_error_event("apply")
 def apply(
     target: Path,
     auto_approve: bool,
@@ -307,7 +278,6 @@ def apply(
     help="Only ADDR and what depends on it (repeatable).",
 )
 @lock_timeout_option
-@json_error_event("destroy")
 def destroy(
     directory: Path,
     auto_approve: bool,

@@ -9,11 +9,12 @@ drift where a command says so, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM
 from __future__ import annotations
 
 import contextlib
-import functools
+import itertools
 import json
 import sys
+import time
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -265,44 +266,97 @@ def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
 ERROR_FORMAT_VERSION = "1.0"
 
 
-def on_json_error(
-    tell: Callable[[str, BaseException], None], operation: str, refresh_only: str
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """With `--json`, an error that ends the command (refused before it starts, or stopped
-    mid-way: interrupted, a state write that failed) is also told on stdout by `tell(name,
-    error)`, in the command's own JSON (`name`: `operation`, or `refresh_only` with
-    --refresh-only), so a consumer never ends with nothing to parse. The error still goes up
-    to the one boundary, which prints it on stderr and chooses the exit code. A usage error
-    (an unknown option) is refused before the command runs: nothing on stdout."""
+# The commands that take `--json`, and what their stdout is then: one document, or a stream of
+# events (one JSON object a line: reconciler/apply/events.schema.json). Checked against the
+# command line's own options by tests/adversarial/test_json_contract24.py.
+JSON_DOCUMENT_COMMANDS = frozenset(
+    {
+        "validate",
+        "plan",
+        "show",
+        "drift",
+        "version",
+        "jobs submit",
+        "jobs list",
+        "jobs show",
+        "pools status",
+    }
+)
+JSON_EVENT_COMMANDS = frozenset({"apply", "destroy"})
 
-    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
-        @functools.wraps(command)
-        def run(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return command(*args, **kwargs)
-            except BaseException as error:
-                if kwargs.get("as_json") and not isinstance(error, click.exceptions.Exit):
-                    name = refresh_only if kwargs.get("refresh_only") else operation
-                    # stdout may be gone (a closed pipe): stderr still says it
-                    with contextlib.suppress(OSError, ValueError):
-                        tell(name, error)
-                raise
-
-        return run
-
-    return decorate
+_document_begun = False  # set once a command starts printing its --json document
 
 
-def json_error_document(operation: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """For a command whose `--json` output is one document (`plan`, `show`, `drift`, `jobs
-    submit`, `jobs list`, `jobs show`, `pools status`): an error prints one error document instead
-    (reconciler/cli/error.schema.json): the text stderr shows, the exit code and a
-    configuration's diagnostics."""
+def echo_json_document(text: str, *, nl: bool = True) -> None:
+    """Print (part of) a `--json` command's document on stdout. Once any of it is out, an
+    error that follows cannot be told as a second document (a rejected `jobs submit` printed
+    its jobs, and their status says it): `tell_json_error` then prints nothing more."""
+    global _document_begun
+    _document_begun = True
+    click.echo(text, nl=nl)
 
-    def tell(name: str, error: BaseException) -> None:
-        click.echo(json.dumps(error_document(name, error), indent=2, sort_keys=True))
 
-    return on_json_error(tell, operation, f"{operation} --refresh-only")
+def forget_json_output() -> None:
+    """A new command line (main() may run many times in one process) has printed nothing."""
+    global _document_begun
+    _document_begun = False
+
+
+def tell_json_error(args: Sequence[str], error: BaseException) -> None:
+    """The one rule of `--json`: a command line with `--json` (or `-json`; `validate --format
+    json`) that ends on an error prints on stdout what its consumer can parse. A one-document
+    command prints the error document (reconciler/cli/error.schema.json) unless its own
+    document was begun; `apply` and `destroy` end their stream with one `error` event. It holds
+    for every error, wherever it arose: a command line click refused (unknown option, bad
+    value, missing argument), a Terraform spelling refused, Ctrl-C while starting, and any
+    error of the command itself. Called at the boundary (main.py, entry.py), which still
+    prints the error on stderr and chooses the exit code."""
+    if isinstance(error, click.exceptions.Exit) or _document_begun:
+        return
+    from reconciler.cli.spellings import command_named
+
+    options = list(args[: args.index("--")] if "--" in args else args)
+    command = command_named(options)
+    if command is None or not _asks_json(command, options):
+        return
+    refresh_only = "--refresh-only" in options or "-refresh-only" in options
+    # stdout may be gone (a closed pipe): stderr still says it
+    with contextlib.suppress(OSError, ValueError):
+        if command in JSON_EVENT_COMMANDS:
+            event = error_event("refresh-only" if refresh_only else command, error)
+            click.echo(json.dumps({"time": round(time.time(), 3), **event}, sort_keys=True))
+        elif command in JSON_DOCUMENT_COMMANDS:
+            operation = f"{command} --refresh-only" if refresh_only else command
+            document = error_document(operation, error)
+            click.echo(json.dumps(document, indent=2, sort_keys=True))
+
+
+def _asks_json(command: str, options: list[str]) -> bool:
+    if "--json" in options or "-json" in options:
+        return True
+    if command != "validate":
+        return False
+    pairs = itertools.pairwise(options)
+    return "--format=json" in options or ("--format", "json") in pairs
+
+
+EVENTS_FORMAT_VERSION = "1.0"
+
+
+def error_event(operation: str, error: BaseException) -> dict[str, Any]:
+    """The last JSON line of `apply --json` (`destroy`, `apply --refresh-only`) that stopped
+    on `error`, in place of the summary: the text stderr shows, the exit code, and a
+    configuration's diagnostics as `validate --json` prints them."""
+    code, text = explain(error)
+    diagnostics = error.diagnostics if isinstance(error, ConfigurationError) else []
+    return {
+        "type": "error",
+        "format_version": EVENTS_FORMAT_VERSION,
+        "operation": operation,
+        "message": text,
+        "exit_code": code,
+        "diagnostics": [diagnostic_json(d) for d in diagnostics],
+    }
 
 
 def error_document(operation: str, error: BaseException) -> dict[str, Any]:

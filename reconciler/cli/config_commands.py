@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.common import diagnostic_json, standard_input_bytes
+from reconciler.cli.common import diagnostic_json, echo_json_document, standard_input_bytes
 from reconciler.errors import ConfigurationError, Diagnostic, Location, PoolformError
 from reconciler.printable import printable
 
@@ -70,7 +70,7 @@ def _report(
             "warning_count": len(shown) - errors,
             "diagnostics": [diagnostic_json(d) for d in shown],
         }
-        click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+        echo_json_document(json.dumps(document, indent=2, ensure_ascii=False))
         return
     if output == "github":
         for diagnostic in shown:

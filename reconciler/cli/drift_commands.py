@@ -14,7 +14,6 @@ from reconciler.cli.common import (
     DIR,
     EXIT_CHANGES,
     EXIT_OK,
-    json_error_document,
     lock_option,
     lock_timeout_option,
     lock_wait,
@@ -29,7 +28,6 @@ from reconciler.errors import PoolformError
 @click.option("--markdown", "as_markdown", is_flag=True, help="The report as Markdown.")
 @lock_timeout_option
 @lock_option
-@json_error_document("drift")
 def drift(directory: Path, as_json: bool, as_markdown: bool, lock_timeout: str, lock: bool) -> int:
     """Find what changed behind poolform's back. Exit 0 none, 2 drift, 1 error."""
     from reconciler.usecases.drifting import detect_drift

@@ -20,6 +20,8 @@ from reconciler.cli.common import (
     EXIT_TERMINATED,
     Terminated,
     exit_code_for,
+    forget_json_output,
+    tell_json_error,
 )
 from reconciler.cli.config_commands import effective, fmt, schema, validate
 from reconciler.cli.drift_commands import drift
@@ -101,10 +103,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BaseException as error:  # the last boundary: never a bare traceback
         if isinstance(error, SystemExit):
             raise
+        tell_json_error(args, error)  # with --json, stdout has something to parse too
         return exit_code_for(error, debug="--debug" in args)
     finally:
         os.chdir(started_in)
         forget_chdir()
+        forget_json_output()
     return result if isinstance(result, int) else EXIT_OK
 
 

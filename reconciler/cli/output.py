@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from reconciler.cli.common import echo_json_document
 from reconciler.gcpause import collector_paused
 from reconciler.printable import one_line
 
@@ -61,7 +62,7 @@ def emit_plan(
 
     with collector_paused():
         if as_json:
-            click.echo(json.dumps(plan.to_json(), indent=2, sort_keys=True))
+            echo_json_document(json.dumps(plan.to_json(), indent=2, sort_keys=True))
         elif as_markdown:
             saved = str(plan_file) if plan_file is not None else None
             click.echo(render_markdown(plan, plan_file=saved, provenance=provenance))
@@ -78,7 +79,7 @@ def emit_drift(
     for warning in report.warnings:
         click.echo(f"warning: {one_line(warning)}", err=True)
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2, sort_keys=True))
+        echo_json_document(json.dumps(report.to_json(), indent=2, sort_keys=True))
     elif as_markdown:
         click.echo(render_drift_markdown(report, label=label), nl=False)
     else:

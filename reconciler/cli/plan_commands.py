@@ -12,7 +12,7 @@ from reconciler.cli.common import (
     DIR,
     EXIT_CHANGES,
     EXIT_OK,
-    json_error_document,
+    echo_json_document,
     lock_option,
     lock_timeout_option,
     lock_wait,
@@ -64,7 +64,6 @@ from reconciler.printable import one_line
     help="The commit the configuration is at, stated in the Markdown and kept in the -out "
     "file (default: $GITHUB_SHA or $CI_COMMIT_SHA).",
 )
-@json_error_document("plan")
 def plan(
     directory: Path,
     out: Path | None,
@@ -141,7 +140,6 @@ def plan(
 @click.option(
     "--markdown", "as_markdown", is_flag=True, help="The plan as Markdown for a pull request."
 )
-@json_error_document("show")
 def show(planfile: Path | None, as_json: bool, as_markdown: bool) -> None:
     """Render a saved plan, with what it was made for (its --label) and from. Without
     PLANFILE (or given a configuration directory), the state recorded for the configuration
@@ -175,7 +173,7 @@ def _show_state(directory: Path, as_json: bool, as_markdown: bool) -> None:
     recorded = recorded_state(directory)
     warn_damaged(recorded.damaged if recorded else {})
     if as_json:
-        click.echo(json.dumps(state_document(recorded), indent=2, sort_keys=True))
+        echo_json_document(json.dumps(state_document(recorded), indent=2, sort_keys=True))
     else:
         click.echo(render_state(recorded.records if recorded else ()), nl=False)
 

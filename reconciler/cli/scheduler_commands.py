@@ -17,13 +17,12 @@ from typing import TYPE_CHECKING
 
 import click
 
-from reconciler.cli.common import json_error_document
+from reconciler.cli.common import echo_json_document
 from reconciler.cli.scheduler_context import configuration_dir, job_context
 from reconciler.cli.scheduler_options import (
     JOB_ID,
     STATUSES,
     Duration,
-    JsonCommand,
     Seconds,
     dir_option,
     env_names_value,
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
 
 
 def _echo_json(data: object) -> None:
-    click.echo(json.dumps(data, indent=2, sort_keys=True))
+    echo_json_document(json.dumps(data, indent=2, sort_keys=True))
 
 
 def _lines(lines: Iterable[str]) -> None:
@@ -69,7 +68,7 @@ def jobs() -> None:
     """Submit jobs to the applied pools, and watch, explain and cancel them."""
 
 
-@jobs.command("submit", cls=JsonCommand)
+@jobs.command("submit")
 @click.argument("job_file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
     "--pool", callback=pool_option_value, help="Run on this pool (overrides the job file)."
@@ -119,13 +118,12 @@ def jobs_submit(
         )
 
 
-@json_error_document("jobs submit")
 def _submit(
     job_file: Path, overrides: Overrides, directory: Path | None, *, as_json: bool
 ) -> Submitted:
     """The submit itself. A job file or queue refused here prints the error document with
-    --json; a job recorded as rejected prints the submitted jobs instead (their status says
-    it), so stdout always holds one document."""
+    --json (at the boundary); a job recorded as rejected prints the submitted jobs instead
+    (their status says it), so stdout always holds one document."""
     from reconciler.scheduler import jobs as usecases
 
     ctx = job_context(directory, near=job_file, submitting=True)
@@ -135,12 +133,11 @@ def _submit(
         ctx.close()
 
 
-@jobs.command("list", cls=JsonCommand)
+@jobs.command("list")
 @click.option("--pool", callback=name_option_value, help="Only jobs on this pool.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only jobs with this status.")
 @json_option
 @dir_option
-@json_error_document("jobs list")
 def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Path | None) -> None:
     """Every job, oldest first, with its status and why it waits."""
     from reconciler.scheduler import jobs as usecases
@@ -157,20 +154,19 @@ def jobs_list(pool: str | None, status: str | None, as_json: bool, directory: Pa
         for text in list_json_text(found):
             chunk.append(text)
             if len(chunk) == 1000:
-                click.echo("".join(chunk), nl=False)
+                echo_json_document("".join(chunk), nl=False)
                 chunk.clear()
-        click.echo("".join(chunk), nl=False)
+        echo_json_document("".join(chunk), nl=False)
         return
     from reconciler.scheduler.text import jobs_table
 
     _lines(jobs_table(found))
 
 
-@jobs.command("show", cls=JsonCommand)
+@jobs.command("show")
 @click.argument("job_id", type=JOB_ID)
 @json_option
 @dir_option
-@json_error_document("jobs show")
 def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
     """A job, why it is not running (one line per candidate pool), and its history."""
     from reconciler.scheduler import jobs as usecases
@@ -293,10 +289,19 @@ def jobs_logs(job_id: int, follow: bool, directory: Path | None) -> None:
                 ),
                 err=True,
             )
-        for chunk in usecases.logs(ctx, job_id, follow, time.sleep):
+        for chunk in usecases.logs(ctx, job_id, follow, time.sleep, on_waiting=_say_waiting):
             click.echo(chunk, nl=False)
     finally:
         ctx.close()
+
+
+def _say_waiting(job: JobRecord) -> None:
+    """`jobs logs --follow` of a job not started yet: say once why nothing comes (as `kubectl
+    logs -f` of a pending pod says it waits), on stderr, which the output never goes to."""
+    from reconciler.printable import one_line
+
+    why = f": {job.reason.message}" if job.reason is not None else ""
+    click.echo(one_line(f"job {job.id} is waiting to start ({job.status.value}{why})"), err=True)
 
 
 # -- pools -----------------------------------------------------------------------------------
@@ -307,11 +312,10 @@ def pools() -> None:
     """Capacity and usage of the applied pools."""
 
 
-@pools.command("status", cls=JsonCommand)
+@pools.command("status")
 @click.argument("name", required=False)
 @json_option
 @dir_option
-@json_error_document("pools status")
 def pools_status(name: str | None, as_json: bool, directory: Path | None) -> None:
     """Per pool and key: capacity, reserved, used, borrowed, queued demand; per policy its share."""
     from reconciler.scheduler.pools import pools_status as usecase

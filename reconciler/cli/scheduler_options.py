@@ -3,8 +3,6 @@ statuses, names, durations, `--dir` and `--json`."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -86,28 +84,6 @@ def env_names_value(
                 f"{shown!r} is not a variable's name (letters, digits and '_', not first a digit)"
             )
     return value
-
-
-class JsonCommand(click.Command):
-    """A command whose `--json` prints one document: a command line refused before it runs
-    (a job id that is no number, `--status` of no status, `--num-jobs 0`) prints the error
-    document on stdout too, as the command's own errors do (`json_error_document`), so a
-    script that parses its stdout (`jobs show "$ID" --json | jq`) never reads nothing."""
-
-    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
-        # A copy: the parser consumes the list it is given.
-        options = args[: args.index("--")] if "--" in args else list(args)
-        try:
-            return super().parse_args(ctx, args)
-        except click.UsageError as error:
-            if "--json" in options:
-                from reconciler.cli.common import error_document
-
-                operation = ctx.command_path.partition(" ")[2] or self.name or ""
-                document = error_document(operation, error)
-                with contextlib.suppress(OSError, ValueError):  # stdout gone: stderr says it
-                    click.echo(json.dumps(document, indent=2, sort_keys=True))
-            raise
 
 
 def json_option(function: Callable[..., Any]) -> Callable[..., Any]:

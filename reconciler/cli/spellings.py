@@ -49,7 +49,7 @@ def terraform_spellings(args: Sequence[str]) -> list[str]:
     """`args` with Terraform's single-dash spellings (and `-refresh=BOOL`, `-lock=BOOL`) in
     poolform's; everything after `--` is left alone."""
     rewritten: list[str] = []
-    command = _command(args)
+    command = command_named(args)
     for index, arg in enumerate(args):
         if arg == "--":
             return rewritten + list(args[index:])
@@ -63,10 +63,10 @@ READS_ONLY = frozenset({"plan", "drift", "graph"})
 # Commands that read state without taking the lock at all (one consistent version, as
 # state/protocol.py's readers give it): `-lock=false` asks for what they already do.
 READS_WITHOUT_LOCK = frozenset({"show", "state list", "state show", "state pull"})
-_GROUPS = frozenset({"state"})
+_GROUPS = frozenset({"state", "jobs", "pools", "scheduler"})
 
 
-def _command(args: Sequence[str]) -> str | None:
+def command_named(args: Sequence[str]) -> str | None:
     """The command named (the first word that is neither an option nor an option's value),
     with its sub-command for a group (`state list`)."""
     skip = False

@@ -264,9 +264,13 @@ def logs(
     follow: bool,
     sleep: Callable[[float], None],
     poll: float = 0.2,
+    on_waiting: Callable[[JobRecord], None] | None = None,
 ) -> Iterator[str]:
-    """The job's output; with `follow`, new output as it comes until the job has ended."""
+    """The job's output; with `follow`, new output as it comes until the job has ended.
+    `on_waiting` is told once, with the job, when following one that has not started yet
+    (queued or admitted) and has no output: the wait would otherwise be silent."""
     _get(ctx, job_id)
+    told_waiting = False
     path = ctx.executor.log_path(job_id)
     offset = 0
     # Incremental: a character whose bytes straddle two reads is decoded whole.
@@ -298,6 +302,10 @@ def logs(
             if rest := text.decode(b"", final=True):
                 yield rest
             return
+        waiting = record is not None and record.status in (Status.QUEUED, Status.ADMITTED)
+        if on_waiting is not None and waiting and not told_waiting and record is not None:
+            told_waiting = True
+            on_waiting(record)
         sleep(poll)
 
 

@@ -72,6 +72,11 @@ def test_show_json_of_a_file_that_is_no_plan(pf: Pf, quick: Path) -> None:
     error_document(pf("show", quick / "policies.yaml", "--json"), "show")
 
 
-def test_a_usage_error_prints_nothing_on_stdout(pf: Pf, quick: Path) -> None:
+def test_a_usage_error_prints_the_error_document_too(pf: Pf, quick: Path) -> None:
+    # It printed nothing on stdout until session 24 made one rule for every --json command
+    # (test_json_contract24): stdout the error document, stderr the usage as before.
     result = pf("plan", quick, "--json", "--no-such-option")
-    assert result.returncode == 1 and result.stdout == ""
+    assert result.returncode == 1
+    document = json.loads(result.stdout)
+    jsonschema.validate(document, ERROR_SCHEMA)
+    assert "No such option" in document["error"]["message"] and "Usage:" in result.stderr
