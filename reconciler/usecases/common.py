@@ -94,21 +94,29 @@ def refuse_moved_provider(configuration: Configuration, snapshot: StateSnapshot)
     if not elsewhere:
         return
     old, addresses = min(elsewhere.items())
-    shown = ", ".join(addresses[:3]) + (
-        f" and {len(addresses) - 3} more" if len(addresses) > 3 else ""
-    )
-    cluster = configuration.find(Cluster, configuration.cluster.name)
-    where = Location(configuration.ref_of(cluster).file) if cluster is not None else None
+    shown = first_few(addresses)
     raise PoolformError(
         f"the state records {len(addresses)} resource(s) on the {old} provider ({shown}), but "
         f"the Cluster's provider is now {provider}: poolform moves no capacity between "
         f"providers, and planning on {provider} would create it again there while the {old} "
         "copy runs on, recorded nowhere; nothing was changed",
-        location=where,
+        location=cluster_file(configuration),
         hint=f"to move it, put back `provider: {old}` and `poolform destroy` it (or plan its "
         f"deletion), then change the provider; to leave it on {old}, "
         f"`poolform state rm ADDR` each with `provider: {old}` still set",
     )
+
+
+def first_few(addresses: list[str]) -> str:
+    """Up to three addresses, and how many more: what a refusal names of a long list."""
+    more = f" and {len(addresses) - 3} more" if len(addresses) > 3 else ""
+    return ", ".join(addresses[:3]) + more
+
+
+def cluster_file(configuration: Configuration) -> Location | None:
+    """The file that declares the Cluster, where a refusal about its settings points."""
+    cluster = configuration.find(Cluster, configuration.cluster.name)
+    return Location(configuration.ref_of(cluster).file) if cluster is not None else None
 
 
 def recorded_on_another_provider(

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from providers.place import has_place, provider_place
-from reconciler.errors import Location, PoolformError
+from reconciler.errors import PoolformError
 from reconciler.loading import Configuration
-from schemas import Cluster
+from reconciler.usecases.common import cluster_file, first_few
 from state import ResourceRecord, StateSnapshot
 
 
@@ -47,11 +47,7 @@ def refuse_moved_place(configuration: Configuration, snapshot: StateSnapshot) ->
     if not elsewhere:
         return
     old, addresses = min(elsewhere.items())
-    shown = ", ".join(addresses[:3]) + (
-        f" and {len(addresses) - 3} more" if len(addresses) > 3 else ""
-    )
-    cluster = configuration.find(Cluster, configuration.cluster.name)
-    where = Location(configuration.ref_of(cluster).file) if cluster is not None else None
+    shown = first_few(addresses)
     what = (
         "the Cluster's `region` (or AWS_DEFAULT_REGION / the AWS profile when it names none)"
         if provider == "aws"
@@ -62,7 +58,7 @@ def refuse_moved_place(configuration: Configuration, snapshot: StateSnapshot) ->
         f"but the configuration now places them in {now}: poolform moves no capacity between "
         f"places, and planning in {now} would create it again there while the copy in {old} "
         "runs on, recorded nowhere; nothing was changed",
-        location=where,
+        location=cluster_file(configuration),
         hint=f"to move it, put {what} back to {old} and `poolform destroy` it (or plan its "
         f"deletion), then change it; to leave it in {old}, `poolform state rm ADDR` each "
         f"with {old} still configured",
