@@ -12,7 +12,6 @@ import contextlib
 import itertools
 import json
 import sys
-import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -323,8 +322,9 @@ def tell_json_error(args: Sequence[str], error: BaseException) -> None:
     # stdout may be gone (a closed pipe): stderr still says it
     with contextlib.suppress(OSError, ValueError):
         if command in JSON_EVENT_COMMANDS:
-            event = error_event("refresh-only" if refresh_only else command, error)
-            click.echo(json.dumps({"time": round(time.time(), 3), **event}, sort_keys=True))
+            from reconciler.cli.progress import JsonReporter  # the stream's own line format
+
+            JsonReporter()(error_event("refresh-only" if refresh_only else command, error))
         elif command in JSON_DOCUMENT_COMMANDS:
             operation = f"{command} --refresh-only" if refresh_only else command
             document = error_document(operation, error)
