@@ -18,6 +18,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -186,9 +187,13 @@ def test_ctrl_c_while_poolform_is_still_starting_is_told_in_json_too(
 
 
 def _waiting_on_the_lock(process: subprocess.Popen[str], lock: Path) -> bool:
+    """The run has opened the state database, which it keeps open while it waits for the lock
+    (the lock file itself is open only for an instant per attempt: a look for it could miss
+    every attempt until the lock timeout ran out)."""
     fds = Path(f"/proc/{process.pid}/fd")
+    database = str(lock.with_name("state.db"))
     try:
-        return any(os.readlink(fd) == str(lock) for fd in fds.iterdir())
+        return any(os.readlink(fd) in (str(lock), database) for fd in fds.iterdir())
     except (FileNotFoundError, ProcessLookupError):
         return False
 
@@ -218,6 +223,8 @@ def test_ctrl_c_while_waiting_for_the_state_lock_is_told_in_json(
         try:
             while not _waiting_on_the_lock(process, lock.resolve()):
                 assert process.poll() is None, process.communicate()
+                time.sleep(0.01)
+            time.sleep(0.5)  # from opening the database to its first look at the lock
             process.send_signal(signal.SIGINT)
             out, err = process.communicate(timeout=60)
         finally:
