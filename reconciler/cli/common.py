@@ -9,6 +9,7 @@ drift where a command says so, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import json
 import sys
@@ -20,6 +21,7 @@ from typing import Any
 import click
 
 from reconciler.cli.global_options import relative_to_chdir_hint
+from reconciler.cli.stdout_guard import OutputError
 from reconciler.errors import (
     Cancelled,
     ConfigurationError,
@@ -224,6 +226,8 @@ def explain(error: BaseException) -> tuple[int, str]:
         if isinstance(interruption, Terminated):
             return EXIT_TERMINATED, "error: interrupted (terminated by SIGTERM)"
         return EXIT_INTERRUPTED, "error: interrupted"
+    if isinstance(error, OutputError):
+        return EXIT_ERROR, _output_error(error)
     if isinstance(error, Cancelled):  # the user said no: not an error of theirs or ours
         return EXIT_ERROR, f"{error.message}."
     if isinstance(error, PathNotFound) and error.hint is None:
@@ -246,6 +250,16 @@ def explain(error: BaseException) -> tuple[int, str]:
         f"internal error: {type(error).__name__}: {one_line(str(error))} "
         "(run with --debug for details)"
     )
+
+
+def _output_error(error: OutputError) -> str:
+    if error.errno == errno.EBADF:
+        return (
+            "error: standard output is closed, so nothing could be printed\n"
+            "  hint: to discard the output, send it to /dev/null (`>/dev/null`) rather than "
+            "closing it (`>&-`)"
+        )
+    return printable(f"error: cannot write to standard output: {error.strerror}")
 
 
 def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from reconciler.cli.plan_commands import graph, plan, show
 from reconciler.cli.scheduler_commands import jobs, pools, scheduler
 from reconciler.cli.spellings import terraform_spellings
 from reconciler.cli.state_commands import force_unlock, state
+from reconciler.cli.stdout_guard import guard_stdout
 
 # Terraform commands poolform has no need of, and what a Terraform user does here instead:
 # click's "No such command 'init'" left them looking for the step they had missed.
@@ -122,6 +123,7 @@ def _terminated(signum: int, _frame: object) -> None:
 
 
 def entrypoint() -> None:
+    guard_stdout()  # a stdout that cannot be written fails the command (stdout_guard.py)
     signal.signal(signal.SIGTERM, _terminated)  # `scheduler run` installs its own meanwhile
     try:
         code = main()
