@@ -20,6 +20,7 @@ from reconciler.cli.common import (
     EVENTS_FORMAT_VERSION,
     EXIT_ERROR,
     EXIT_OK,
+    end_json_stream,
     lock_timeout_option,
     parse_timeout,
     terminal_confirm,
@@ -118,7 +119,7 @@ def report_applied(
 ) -> int:
     result = applied.result
     if as_json:
-        JsonReporter()(summary_event(operation, applied.plan, applied, label=label))
+        end_json_stream(summary_event(operation, applied.plan, applied, label=label))
     if result is None:
         return EXIT_OK
     summary = applied.plan.summary
@@ -164,7 +165,7 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
     )
     if as_json:
         addresses = tuple(d.address for d in accepted.report.drifted) if accepted.accepted else ()
-        JsonReporter()(summary_event("refresh-only", None, accepted=addresses))
+        end_json_stream(summary_event("refresh-only", None, accepted=addresses))
         return EXIT_OK
     if not accepted.accepted:
         click.echo("\nNothing to accept: state already matches reality.")

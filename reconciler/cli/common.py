@@ -21,6 +21,7 @@ from typing import Any
 import click
 
 from reconciler.cli.global_options import relative_to_chdir_hint
+from reconciler.cli.held_signals import hold_signals
 from reconciler.cli.stdout_guard import OutputError
 from reconciler.errors import (
     Cancelled,
@@ -306,7 +307,20 @@ def echo_json_document(text: str, *, nl: bool = True) -> None:
     its jobs, and their status says it): `tell_json_error` then prints nothing more."""
     global _document_begun
     _document_begun = True
+    hold_signals()  # until the command ends (main.py): the document is written whole
     click.echo(text, nl=nl)
+
+
+def end_json_stream(event: dict[str, Any]) -> None:
+    """Print the last event of `apply --json` (its summary): nothing follows it, not even an
+    error event for a Ctrl-C that lands while or after it is written (held till the command
+    ends, which it then ends as interrupted, exit 130)."""
+    from reconciler.cli.progress import JsonReporter
+
+    global _document_begun
+    _document_begun = True
+    hold_signals()
+    JsonReporter()(event)
 
 
 def forget_json_output() -> None:
