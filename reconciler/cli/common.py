@@ -335,8 +335,9 @@ def tell_json_error(args: Sequence[str], error: BaseException) -> None:
     command prints the error document (reconciler/cli/error.schema.json) unless its own
     document was begun; `apply` and `destroy` end their stream with one `error` event. It holds
     for every error, wherever it arose: a command line click refused (unknown option, bad
-    value, missing argument), a Terraform spelling refused, Ctrl-C while starting, and any
-    error of the command itself. Called at the boundary (main.py, entry.py), which still
+    value, missing argument; an unknown command, or one without --json: the error document
+    with no operation), a Terraform spelling refused, Ctrl-C while starting, and any error of
+    the command itself. Called at the boundary (main.py, entry.py), which still
     prints the error on stderr and chooses the exit code."""
     if isinstance(error, click.exceptions.Exit) or _document_begun:
         return
@@ -344,7 +345,7 @@ def tell_json_error(args: Sequence[str], error: BaseException) -> None:
 
     options = list(args[: args.index("--")] if "--" in args else args)
     command = command_named(options)
-    if command is None or not _asks_json(command, options):
+    if not _asks_json(command or "", options):
         return
     refresh_only = "--refresh-only" in options or "-refresh-only" in options
     # stdout may be gone (a closed pipe): stderr still says it
@@ -353,10 +354,12 @@ def tell_json_error(args: Sequence[str], error: BaseException) -> None:
             from reconciler.cli.progress import JsonReporter  # the stream's own line format
 
             JsonReporter()(error_event("refresh-only" if refresh_only else command, error))
-        elif command in JSON_DOCUMENT_COMMANDS:
+            return
+        operation: str | None = None  # no command that takes --json: a misspelt or unknown
+        if command in JSON_DOCUMENT_COMMANDS:  # one, none, or one without --json
             operation = f"{command} --refresh-only" if refresh_only else command
-            document = error_document(operation, error)
-            click.echo(json.dumps(document, indent=2, sort_keys=True))
+        document = error_document(operation, error)
+        click.echo(json.dumps(document, indent=2, sort_keys=True))
 
 
 def _asks_json(command: str, options: list[str]) -> bool:
@@ -387,7 +390,7 @@ def error_event(operation: str, error: BaseException) -> dict[str, Any]:
     }
 
 
-def error_document(operation: str, error: BaseException) -> dict[str, Any]:
+def error_document(operation: str | None, error: BaseException) -> dict[str, Any]:
     code, text = explain(error)
     diagnostics = error.diagnostics if isinstance(error, ConfigurationError) else []
     return {
