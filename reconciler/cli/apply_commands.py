@@ -26,6 +26,7 @@ from reconciler.cli.common import (
     terminal_confirm,
 )
 from reconciler.cli.global_options import CHDIR
+from reconciler.cli.numbers import Integer
 from reconciler.cli.output import describe_saved, emit_drift, use_color
 from reconciler.cli.progress import JsonReporter, Reporter, reporter_for
 from reconciler.errors import PoolformError
@@ -188,7 +189,7 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
     "--parallelism",
     default=10,
     show_default=True,
-    type=click.IntRange(1, 1000),
+    type=Integer(1, 1000),
     help="How many changes may run at once.",
 )
 @click.option(
@@ -267,7 +268,7 @@ def apply(
     "--parallelism",
     default=10,
     show_default=True,
-    type=click.IntRange(1, 1000),
+    type=Integer(1, 1000),
     help="How many changes may run at once.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line.")

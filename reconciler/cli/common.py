@@ -95,11 +95,12 @@ def warn_damaged(damaged: Mapping[str, str]) -> None:
 
 def parse_timeout(text: str) -> float:
     """A `--lock-timeout`: a duration as the configuration takes them (`30s`, `2m`, `1m30s`),
-    or a bare number of seconds."""
+    or a bare number of seconds, in ASCII digits (numbers.py)."""
+    from reconciler.cli.numbers import ascii_decimal
     from schemas.quantities import parse_duration
 
     try:
-        return float(parse_duration(float(text) if _is_number(text) else text))
+        return float(parse_duration(float(text) if ascii_decimal(text) else text))
     except ValueError as exc:
         raise PoolformError(f"--lock-timeout: {exc}") from None
 
@@ -117,14 +118,6 @@ def lock_wait(lock_timeout: str, lock: bool) -> float:
             err=True,
         )
     return wait
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return text.strip().replace(".", "", 1).isdigit()
 
 
 NO_TERMINAL_HINTS = {
