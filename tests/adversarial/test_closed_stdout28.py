@@ -108,3 +108,20 @@ def test_a_pipe_whose_reader_has_gone_fails_quietly(command: list[str], quick: P
         os.close(write_end)
     assert result.returncode == 1
     assert result.stderr == ""
+
+
+def test_a_saved_plan_applied_with_stdout_closed_changes_nothing(
+    pf: Pf, quick: Path, tmp_path: Path
+) -> None:
+    """No plan is printed before a saved plan is applied: its first progress line is met
+    before the first change starts, so the plan stays applicable."""
+    saved = tmp_path / "reviewed.plan"
+    assert pf("plan", quick, "-out", saved).returncode == 0
+    result = closed_stdout("apply", saved)
+    assert result.returncode == 1
+    assert CLOSED in result.stderr
+    no_traceback(result.stderr)
+    assert not (quick / "setup.log").exists()
+    applied = pf("apply", saved)
+    assert applied.returncode == 0, applied.stderr  # not stale: nothing was recorded
+    assert "8 added" in applied.stdout
