@@ -43,6 +43,13 @@ def has_place(resource_type: str) -> bool:
     return resource_type not in CONTROL_PLANE_TYPES
 
 
+def place_applies(resource_type: str, provider: object) -> bool:
+    """Whether a record of this type, made by `provider` (its `provider` attribute), lives in
+    a place apply records: AWS's and GCP's cloud resources. A record of one with no place was
+    written before places were recorded."""
+    return provider in ("aws", "gcp") and has_place(resource_type)
+
+
 def _aws_chain_region() -> str:
     """The region botocore picks when a client is made with none (AWS_DEFAULT_REGION, the
     profile's config file, ...): what the AWS provider's clients use."""

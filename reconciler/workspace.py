@@ -324,7 +324,11 @@ def hold_lock(
             held.enter_context(lock_state(backend, operation, timeout))
         except StateLocked as locked:
             raise _locked_error(
-                locked.holder, configuration, lock_is_stale(locked.holder), locked.detail
+                locked.holder,
+                configuration,
+                lock_is_stale(locked.holder),
+                locked.detail,
+                waited=timeout,
             ) from None
         except StateForbidden as refused:
             if operation not in READ_ONLY_OPERATIONS:
@@ -343,20 +347,38 @@ READ_ONLY_OPERATIONS = frozenset({"plan", "drift", "graph"})
 
 
 def _locked_error(
-    holder: LockInfo, configuration: Configuration, stale: bool, detail: str = ""
+    holder: LockInfo,
+    configuration: Configuration,
+    stale: bool,
+    detail: str = "",
+    *,
+    waited: float = 0.0,
 ) -> PoolformError:
+    """Who holds the lock and the way on. After a wait (`--lock-timeout`) ran out, it says so
+    and does not suggest the option the user gave: a longer one, at most."""
     where = f"--chdir {shlex.quote(os.path.abspath(configuration.directory))}"
-    message = (
-        f"the state is locked by {holder.who} (pid {holder.pid} on {holder.host}) since "
-        f"{holder.created}, for `{holder.operation}` (lock ID {holder.lock_id})"
+    held = (
+        f"{holder.who} (pid {holder.pid} on {holder.host}) since {holder.created}, for "
+        f"`{holder.operation}` (lock ID {holder.lock_id})"
     )
+    message = (
+        f"the state is locked by {held}"
+        if waited <= 0
+        else f"the state is still locked after waiting {_seconds(waited)} (--lock-timeout): "
+        f"locked by {held}"
+    )
+    wait = "wait for it with --lock-timeout (e.g. --lock-timeout 2m); " if waited <= 0 else ""
     if configuration.cluster.state.backend == "s3":
         # A lease: a dead holder's runs out by itself, so no human is needed; say when.
         said = "that process is no longer running" if stale else ""
+        lease = (
+            "wait for it with --lock-timeout longer than the lease (e.g. --lock-timeout 2m): "
+            if waited <= 0
+            else "a longer --lock-timeout than the lease waits it out: "
+        )
         return PoolformError(
             "; ".join(part for part in (message, said, detail) if part),
-            hint="wait for it with --lock-timeout longer than the lease (e.g. --lock-timeout "
-            "2m): a holder that died is taken over when its lease runs out; "
+            hint=f"{lease}a holder that died is taken over when its lease runs out; "
             f"`poolform force-unlock {holder.lock_id}` with {where} breaks it now",
         )
     if stale:
@@ -368,12 +390,18 @@ def _locked_error(
         # An OS lock: it goes with its holder, and force-unlock refuses a live one.
         return PoolformError(
             message,
-            hint="wait for it with --lock-timeout (e.g. --lock-timeout 2m); the lock frees "
-            "itself when that process ends (stop it to end it sooner)",
+            hint=f"{wait}the lock frees itself when that process ends (stop it to end it sooner)",
         )
     return PoolformError(
         message,
-        hint="wait for it with --lock-timeout (e.g. --lock-timeout 2m); a holder that died frees "
-        f"it by itself; if it hangs, `poolform force-unlock {holder.lock_id}` with {where} "
-        "breaks its lock",
+        hint=f"{wait}a holder that died frees it by itself; if it hangs, "
+        f"`poolform force-unlock {holder.lock_id}` with {where} breaks its lock",
     )
+
+
+def _seconds(seconds: float) -> str:
+    """`45s`, `2m`, `1m30s`, `0.5s`: a wait as --lock-timeout takes it."""
+    if seconds != int(seconds) or seconds < 60:
+        return f"{seconds:g}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest}s" if rest else f"{minutes}m"

@@ -20,11 +20,13 @@ from reconciler.cli.common import (
     EVENTS_FORMAT_VERSION,
     EXIT_ERROR,
     EXIT_OK,
+    end_json_stream,
     lock_timeout_option,
     parse_timeout,
     terminal_confirm,
 )
 from reconciler.cli.global_options import CHDIR
+from reconciler.cli.numbers import Integer
 from reconciler.cli.output import describe_saved, emit_drift, use_color
 from reconciler.cli.progress import JsonReporter, Reporter, reporter_for
 from reconciler.errors import PoolformError
@@ -118,7 +120,7 @@ def report_applied(
 ) -> int:
     result = applied.result
     if as_json:
-        JsonReporter()(summary_event(operation, applied.plan, applied, label=label))
+        end_json_stream(summary_event(operation, applied.plan, applied, label=label))
     if result is None:
         return EXIT_OK
     summary = applied.plan.summary
@@ -164,7 +166,7 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
     )
     if as_json:
         addresses = tuple(d.address for d in accepted.report.drifted) if accepted.accepted else ()
-        JsonReporter()(summary_event("refresh-only", None, accepted=addresses))
+        end_json_stream(summary_event("refresh-only", None, accepted=addresses))
         return EXIT_OK
     if not accepted.accepted:
         click.echo("\nNothing to accept: state already matches reality.")
@@ -187,7 +189,7 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
     "--parallelism",
     default=10,
     show_default=True,
-    type=click.IntRange(1, 1000),
+    type=Integer(1, 1000),
     help="How many changes may run at once.",
 )
 @click.option(
@@ -266,7 +268,7 @@ def apply(
     "--parallelism",
     default=10,
     show_default=True,
-    type=click.IntRange(1, 1000),
+    type=Integer(1, 1000),
     help="How many changes may run at once.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON event per line.")

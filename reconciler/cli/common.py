@@ -9,6 +9,7 @@ drift where a command says so, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM
 from __future__ import annotations
 
 import contextlib
+import errno
 import itertools
 import json
 import sys
@@ -20,6 +21,8 @@ from typing import Any
 import click
 
 from reconciler.cli.global_options import relative_to_chdir_hint
+from reconciler.cli.held_signals import hold_signals
+from reconciler.cli.stdout_guard import OutputError
 from reconciler.errors import (
     Cancelled,
     ConfigurationError,
@@ -92,11 +95,12 @@ def warn_damaged(damaged: Mapping[str, str]) -> None:
 
 def parse_timeout(text: str) -> float:
     """A `--lock-timeout`: a duration as the configuration takes them (`30s`, `2m`, `1m30s`),
-    or a bare number of seconds."""
+    or a bare number of seconds, in ASCII digits (numbers.py)."""
+    from reconciler.cli.numbers import ascii_decimal
     from schemas.quantities import parse_duration
 
     try:
-        return float(parse_duration(float(text) if _is_number(text) else text))
+        return float(parse_duration(float(text) if ascii_decimal(text) else text))
     except ValueError as exc:
         raise PoolformError(f"--lock-timeout: {exc}") from None
 
@@ -114,14 +118,6 @@ def lock_wait(lock_timeout: str, lock: bool) -> float:
             err=True,
         )
     return wait
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return text.strip().replace(".", "", 1).isdigit()
 
 
 NO_TERMINAL_HINTS = {
@@ -224,6 +220,8 @@ def explain(error: BaseException) -> tuple[int, str]:
         if isinstance(interruption, Terminated):
             return EXIT_TERMINATED, "error: interrupted (terminated by SIGTERM)"
         return EXIT_INTERRUPTED, "error: interrupted"
+    if isinstance(error, OutputError):
+        return EXIT_ERROR, _output_error(error)
     if isinstance(error, Cancelled):  # the user said no: not an error of theirs or ours
         return EXIT_ERROR, f"{error.message}."
     if isinstance(error, PathNotFound) and error.hint is None:
@@ -246,6 +244,16 @@ def explain(error: BaseException) -> tuple[int, str]:
         f"internal error: {type(error).__name__}: {one_line(str(error))} "
         "(run with --debug for details)"
     )
+
+
+def _output_error(error: OutputError) -> str:
+    if error.errno == errno.EBADF:
+        return (
+            "error: standard output is closed, so nothing could be printed\n"
+            "  hint: to discard the output, send it to /dev/null (`>/dev/null`) rather than "
+            "closing it (`>&-`)"
+        )
+    return printable(f"error: cannot write to standard output: {error.strerror}")
 
 
 def diagnostic_json(diagnostic: Diagnostic) -> dict[str, Any]:
@@ -292,7 +300,20 @@ def echo_json_document(text: str, *, nl: bool = True) -> None:
     its jobs, and their status says it): `tell_json_error` then prints nothing more."""
     global _document_begun
     _document_begun = True
+    hold_signals()  # until the command ends (main.py): the document is written whole
     click.echo(text, nl=nl)
+
+
+def end_json_stream(event: dict[str, Any]) -> None:
+    """Print the last event of `apply --json` (its summary): nothing follows it, not even an
+    error event for a Ctrl-C that lands while or after it is written (held till the command
+    ends, which it then ends as interrupted, exit 130)."""
+    from reconciler.cli.progress import JsonReporter
+
+    global _document_begun
+    _document_begun = True
+    hold_signals()
+    JsonReporter()(event)
 
 
 def forget_json_output() -> None:
@@ -307,8 +328,9 @@ def tell_json_error(args: Sequence[str], error: BaseException) -> None:
     command prints the error document (reconciler/cli/error.schema.json) unless its own
     document was begun; `apply` and `destroy` end their stream with one `error` event. It holds
     for every error, wherever it arose: a command line click refused (unknown option, bad
-    value, missing argument), a Terraform spelling refused, Ctrl-C while starting, and any
-    error of the command itself. Called at the boundary (main.py, entry.py), which still
+    value, missing argument; an unknown command, or one without --json: the error document
+    with no operation), a Terraform spelling refused, Ctrl-C while starting, and any error of
+    the command itself. Called at the boundary (main.py, entry.py), which still
     prints the error on stderr and chooses the exit code."""
     if isinstance(error, click.exceptions.Exit) or _document_begun:
         return
@@ -316,7 +338,7 @@ def tell_json_error(args: Sequence[str], error: BaseException) -> None:
 
     options = list(args[: args.index("--")] if "--" in args else args)
     command = command_named(options)
-    if command is None or not _asks_json(command, options):
+    if not _asks_json(command or "", options):
         return
     refresh_only = "--refresh-only" in options or "-refresh-only" in options
     # stdout may be gone (a closed pipe): stderr still says it
@@ -325,10 +347,12 @@ def tell_json_error(args: Sequence[str], error: BaseException) -> None:
             from reconciler.cli.progress import JsonReporter  # the stream's own line format
 
             JsonReporter()(error_event("refresh-only" if refresh_only else command, error))
-        elif command in JSON_DOCUMENT_COMMANDS:
+            return
+        operation: str | None = None  # no command that takes --json: a misspelt or unknown
+        if command in JSON_DOCUMENT_COMMANDS:  # one, none, or one without --json
             operation = f"{command} --refresh-only" if refresh_only else command
-            document = error_document(operation, error)
-            click.echo(json.dumps(document, indent=2, sort_keys=True))
+        document = error_document(operation, error)
+        click.echo(json.dumps(document, indent=2, sort_keys=True))
 
 
 def _asks_json(command: str, options: list[str]) -> bool:
@@ -359,7 +383,7 @@ def error_event(operation: str, error: BaseException) -> dict[str, Any]:
     }
 
 
-def error_document(operation: str, error: BaseException) -> dict[str, Any]:
+def error_document(operation: str | None, error: BaseException) -> dict[str, Any]:
     code, text = explain(error)
     diagnostics = error.diagnostics if isinstance(error, ConfigurationError) else []
     return {

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from reconciler.cli.common import lock_timeout_option, parse_timeout, utf8_text
+from reconciler.cli.numbers import Integer
 from reconciler.errors import PoolformError
 
 DIR_OPTION = click.option(
@@ -117,9 +118,9 @@ def local_delete_group(address: str, directory: Path) -> None:
 
 @local.command("resize-group")
 @click.argument("address", callback=utf8_text)
-@click.option("--desired", type=int, help="Instances wanted, as the scheduler would set it.")
-@click.option("--min", "min_size", type=int, help="A new lower bound, as a console edit.")
-@click.option("--max", "max_size", type=int, help="A new upper bound, as a console edit.")
+@click.option("--desired", type=Integer(), help="Instances wanted, as the scheduler would set it.")
+@click.option("--min", "min_size", type=Integer(), help="A new lower bound, as a console edit.")
+@click.option("--max", "max_size", type=Integer(), help="A new upper bound, as a console edit.")
 @DIR_OPTION
 def local_resize_group(
     address: str,

@@ -26,11 +26,13 @@ from reconciler.cli.common import (
 from reconciler.cli.config_commands import effective, fmt, schema, validate
 from reconciler.cli.drift_commands import drift
 from reconciler.cli.global_options import everywhere, forget_chdir
+from reconciler.cli.held_signals import release_signals
 from reconciler.cli.import_commands import import_, local
 from reconciler.cli.plan_commands import graph, plan, show
 from reconciler.cli.scheduler_commands import jobs, pools, scheduler
 from reconciler.cli.spellings import terraform_spellings
 from reconciler.cli.state_commands import force_unlock, state
+from reconciler.cli.stdout_guard import guard_stdout
 
 # Terraform commands poolform has no need of, and what a Terraform user does here instead:
 # click's "No such command 'init'" left them looking for the step they had missed.
@@ -99,7 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     started_in = os.getcwd()  # --chdir moves the process; a caller of main() gets it back
     try:
-        result = cli.main(args=args, prog_name="poolform", standalone_mode=False)
+        try:
+            result = cli.main(args=args, prog_name="poolform", standalone_mode=False)
+        finally:
+            release_signals()  # a Ctrl-C held while a --json document was written ends it now
     except BaseException as error:  # the last boundary: never a bare traceback
         if isinstance(error, SystemExit):
             raise
@@ -122,6 +127,7 @@ def _terminated(signum: int, _frame: object) -> None:
 
 
 def entrypoint() -> None:
+    guard_stdout()  # a stdout that cannot be written fails the command (stdout_guard.py)
     signal.signal(signal.SIGTERM, _terminated)  # `scheduler run` installs its own meanwhile
     try:
         code = main()

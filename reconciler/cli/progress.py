@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from providers.retry import SYSTEM_CLOCK, Clock
+from reconciler.cli.held_signals import written_whole
 from reconciler.printable import one_line
 
 if TYPE_CHECKING:
@@ -138,12 +139,11 @@ class JsonReporter:
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:
-        with self._lock:
-            print(
-                json.dumps({"time": round(self.clock(), 3), **event}, sort_keys=True),
-                file=self.stream,
-                flush=True,
-            )
+        line = json.dumps({"time": round(self.clock(), 3), **event}, sort_keys=True)
+        # A Ctrl-C in the main thread (the drift and summary events) waits for the line's end:
+        # a consumer reads whole lines, then the error event (held_signals.py).
+        with self._lock, written_whole():
+            print(line, file=self.stream, flush=True)
 
     def close(self) -> None:
         pass

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import click
 
 from reconciler.cli.common import echo_json_document
+from reconciler.cli.numbers import Integer
 from reconciler.cli.scheduler_context import configuration_dir, job_context
 from reconciler.cli.scheduler_options import (
     JOB_ID,
@@ -78,8 +79,8 @@ def jobs() -> None:
     callback=subject_option_value,
     help="Account to this subject's policy (overrides the job file).",
 )
-@click.option("--num-jobs", type=click.IntRange(1, 100_000), help="Submit N jobs, ranks 0..N-1.")
-@click.option("--priority", type=click.IntRange(-1_000_000, 1_000_000), help="Higher wins.")
+@click.option("--num-jobs", type=Integer(1, 100_000), help="Submit N jobs, ranks 0..N-1.")
+@click.option("--priority", type=Integer(-1_000_000, 1_000_000), help="Higher wins.")
 @click.option("--preemptible/--no-preemptible", default=None, help="Override the job file.")
 @json_option
 @dir_option
@@ -367,14 +368,14 @@ def scheduler() -> None:
 )
 @click.option(
     "--max-bypass",
-    type=click.IntRange(0, 1_000_000),
+    type=Integer(0, 1_000_000),
     default=8,
     show_default=True,
     help="Admissions that may pass a waiting job before capacity is held for it.",
 )
 @click.option(
     "--max-running",
-    type=click.IntRange(1, 1_000_000),
+    type=Integer(1, 1_000_000),
     default=256,
     show_default=True,
     help="Jobs running at once at most, whatever the pools allow: each is a local process.",

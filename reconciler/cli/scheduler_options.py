@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from reconciler.cli.common import utf8_text
+from reconciler.cli.numbers import Decimal, Integer, ascii_decimal
 
 # Job ids are SQLite's and PostgreSQL's 64-bit integers: anything else names no job.
-JOB_ID = click.IntRange(1, 2**63 - 1)
+JOB_ID = Integer(1, 2**63 - 1)
 STATUSES = ("queued", "admitted", "running", "succeeded", "failed", "cancelled", "rejected")
 
 
@@ -111,19 +112,11 @@ class Duration(_ParamType):
         if isinstance(value, float):
             return value
         text = str(value)
-        bare = text.strip().replace(".", "", 1).isdigit()
+        bare = ascii_decimal(text)
         try:
             return float(parse_duration(float(text) if bare else text))
         except ValueError as error:
             self.fail(str(error), param, ctx)
 
 
-class Seconds(click.FloatRange):
-    """A FloatRange that also refuses NaN (every comparison with NaN is false, so a plain
-    range lets it through, and a loop sleeping NaN seconds never sleeps)."""
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        number = super().convert(value, param, ctx)
-        if number != number:
-            self.fail(f"{value!r} is not a number of seconds", param, ctx)
-        return number
+Seconds = Decimal  # `scheduler run --interval`: a number of seconds

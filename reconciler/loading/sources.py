@@ -33,20 +33,23 @@ class NotAConfigurationDirectory(PoolformError):
 
 class NothingDeclared(PoolformError):
     """A configuration directory that declares nothing: a plan from it would destroy every
-    recorded resource, so it is refused unless the caller asked for exactly that."""
+    recorded resource, so it is refused unless the caller asked for exactly that. Raised when
+    nothing is recorded either: the wrong directory (the repository's root, a typo), never a
+    wish to delete, so the hint is only where to look (the hint once offered `destroy` here,
+    reading an empty directory as "delete everything")."""
 
     def __init__(self, directory: Path, file_count: int):
         shown = printable(str(directory))
         why = (
-            f"{shown} has no *.yaml or *.yml files"
+            f"no configuration found: {shown} has no *.yaml or *.yml files"
             if file_count == 0
-            else f"the {file_count} file(s) of {shown} declare nothing (empty, only `---` or "
-            "only comments)"
+            else f"no configuration found: the {file_count} file(s) of {shown} declare nothing "
+            "(empty, only `---` or only comments)"
         )
         super().__init__(
             why,
-            hint="point poolform at the directory that holds the configuration; to remove "
-            "everything it manages, use `poolform plan --destroy` or `poolform destroy`",
+            hint="point poolform at the directory that holds the configuration: give it "
+            "after the command, or `--chdir DIR`",
         )
         self.directory = directory
         self.file_count = file_count

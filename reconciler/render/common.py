@@ -312,9 +312,23 @@ def rolling_line(change: ResourceChange) -> str | None:
     if r is None:
         return None
     return (
-        f"# rolling: {r.instances} instances in {r.batches} batches of {r.batch_size} "
+        f"# rolling: {rolling_batches(r.instances, r.batch_size)} "
         f"(max_surge {r.max_surge}, max_unavailable {r.max_unavailable})"
     )
+
+
+def rolling_batches(instances: int, batch_size: int) -> str:
+    """`10 instances in 5 batches of 2`, exact for every count: `9 instances in 5 batches of
+    2, the last of 1` (it read `5 batches of 2`: ten), `2 instances in 1 batch`, `1 instance
+    in 1 batch` (it read `1 instances in 1 batches of 1`)."""
+    full, rest = divmod(instances, batch_size)
+    batches = full + (1 if rest else 0)
+    counted = f"{instances} instance{'' if instances == 1 else 's'}"
+    if batches == 1:
+        return f"{counted} in 1 batch"
+    if not rest:
+        return f"{counted} in {batches} batches of {batch_size}"
+    return f"{counted} in {batches} batches of {batch_size}, the last of {rest}"
 
 
 LEGEND = {

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from providers.place import place_applies
 from reconciler.loading.configuration import dotted
 from reconciler.render.common import fmt
 from reconciler.render.escape import one_line
@@ -26,6 +27,12 @@ def _block(record: ResourceRecord) -> str:
     leaves += [
         (f"id.{one_line(kind)}", fmt(value)) for kind, value in sorted(record.provider_ids.items())
     ]
+    # Where an AWS or GCP resource lives, as apply recorded it: a fact of the record, no
+    # attribute (no diff shows it). A record written before places were recorded has none.
+    if record.place:
+        leaves.append(("place", fmt(record.place)))
+    elif place_applies(record.resource_type, record.attributes.get("provider")):
+        leaves.append(("place", "(not recorded)"))
     width = max((len(path) for path, _ in leaves), default=0)
     lines += [f"    {path.ljust(width)} = {value}" for path, value in leaves]
     if record.dependencies:

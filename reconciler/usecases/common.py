@@ -72,8 +72,8 @@ def refuse_emptied(configuration: Configuration, snapshot: StateSnapshot, destro
     raise PoolformError(
         f"{where} declares nothing{only_jobs}, but its state records {len(snapshot)} "
         "resource(s): refusing to plan their deletion",
-        hint=f"to delete them, run `poolform destroy {where}`; otherwise restore the "
-        "configuration's files",
+        hint="if its files were moved or deleted by mistake, restore them (or point poolform "
+        f"at where they are now); only to delete those resources, `poolform destroy {where}`",
     )
 
 

@@ -55,12 +55,16 @@ def _not_a_configuration(directory: Path, file_count: int) -> PoolformError:
 
 def record_document(record: ResourceRecord) -> dict[str, Any]:
     """One record as JSON (`state show ADDR`, and each of `show --json`'s resources).
-    Sensitive values are recorded as salted hashes: none is shown."""
+    Sensitive values are recorded as salted hashes: none is shown. `place` is where an AWS or
+    GCP resource lives (`region us-east-1`, `project p, region r`), as apply recorded it, read
+    only; null when none is recorded (a local or control-plane record, or a state written
+    before places were recorded)."""
     return {
         "address": record.address,
         "resource_type": record.resource_type,
         "attributes": record.attributes,
         "provider_ids": dict(record.provider_ids),
+        "place": record.place or None,
         "dependencies": list(record.dependencies),
         "tainted": record.tainted,
     }

@@ -126,10 +126,25 @@ def test_zenml_reserved_step_is_never_evicted_and_the_burst_is_reclaimed(tmp_pat
     assert not {"preempting", "preempted"} & {e["code"] for e in never["history"]}
 
 
+def test_determined_local_is_the_determined_example_on_the_local_provider() -> None:
+    """examples/determined-local runs the determined example's jobs with no AWS account (its
+    README says so): the same pools, defaults and jobs, only the Cluster's provider differs."""
+    aws, local = EXAMPLES / "determined", EXAMPLES / "determined-local"
+    for name in ("machine-pools.yaml", "jobs/experiment.yaml", "jobs/tensorboard.yaml"):
+        assert (local / name).read_text() == (aws / name).read_text(), name
+    assert sorted(p.name for p in (local / "jobs").iterdir()) == sorted(
+        p.name for p in (aws / "jobs").iterdir()
+    )
+    defaults = ("default_compute_pool: aws-v100", "default_aux_pool: aws-cpu")
+    for line in defaults:
+        assert line in (aws / "cluster.yaml").read_text().splitlines()
+        assert line in (local / "cluster.yaml").read_text().splitlines()
+    assert "provider: local" in (local / "cluster.yaml").read_text().splitlines()
+
+
 def test_determined_routing_and_a_gpu_job_aimed_at_a_cpu_pool(tmp_path: Path) -> None:
-    here = Path(__file__).parent / "fixtures" / "determined-local"
-    directory = applied_copy(here, tmp_path / "determined")
-    jobs_dir = EXAMPLES / "determined" / "jobs"
+    directory = applied_copy(EXAMPLES / "determined-local", tmp_path / "determined")
+    jobs_dir = EXAMPLES / "determined-local" / "jobs"
     [experiment] = as_json("jobs", "submit", jobs_dir / "experiment.yaml", "--chdir", directory)[
         "jobs"
     ]

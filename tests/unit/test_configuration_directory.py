@@ -57,7 +57,9 @@ def test_a_directory_that_declares_nothing_says_so_and_is_refused_when_asked(
     with pytest.raises(NothingDeclared) as refused:
         load_configuration(tmp_path, refuse_empty=True)
     assert "declare nothing" in refused.value.message or "has no *.yaml" in refused.value.message
-    assert "plan --destroy" in (refused.value.hint or "")
+    assert refused.value.message.startswith("no configuration found: ")
+    # Nothing is recorded when this is raised: never read as a wish to delete everything.
+    assert "destroy" not in (refused.value.hint or "")
 
 
 def test_a_directory_with_one_document_declares_something(tmp_path: Path) -> None:
