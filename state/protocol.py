@@ -193,6 +193,14 @@ class Locker(Protocol):
         """The lock currently held, or None."""
         ...
 
+    def confirm_held(self) -> None:
+        """``LockLost`` when the lock this process took is no longer its own (an S3 lease that
+        ran out and was taken over, a PostgreSQL session that ended), else nothing; nothing
+        either when it holds no lock. Run before each change to the cloud: a holder paused past
+        its lease (a laptop asleep at the confirmation prompt, SIGSTOP) finds out before it
+        changes capacity another run now owns, not at the state write after it."""
+        ...
+
 
 class StateBackend(StateStore, Locker, Protocol):
     """A state store with its locker: what ``reconciler.workspace.open_state`` returns."""

@@ -49,6 +49,10 @@ class ChangeExecutor:
         if change.action is Action.DELETE:
             self._delete(change)
             return
+        # Still this run's capacity to change? A run paused past its lease (asleep at the
+        # prompt) must not change what the run that took the lock over now owns; its state
+        # write after the call would be refused, but the cloud would be changed already.
+        self.backend.confirm_held()
         if change.action is Action.CREATE:
             with self._lock:
                 intent = self.backend.record_intent(change.address, uuid.uuid4().hex)
@@ -100,6 +104,7 @@ class ChangeExecutor:
         )
         try:
             if change.reason_code is not Reason.GONE:  # nothing of this state's is left there
+                self.backend.confirm_held()  # (see __call__)
                 self.provider.delete(
                     change.address, change.resource_type, ids, lineage=self.lineage
                 )
