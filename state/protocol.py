@@ -104,7 +104,8 @@ class StateStore(ControlPlaneStore, Protocol):
 
     def record_intent(self, address: str, token: str) -> CreateIntent:
         """Record that a create of ``address`` starts with ``token``; an existing intent for the
-        address is kept and returned, so a resumed apply reuses the first token."""
+        address is kept and returned, so a resumed apply reuses the first token. Writing it
+        fails with ``LockLost`` when the lock this process took is gone, as every write does."""
         ...
 
     def clear_intent(self, address: str) -> None:

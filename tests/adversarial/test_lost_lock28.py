@@ -6,8 +6,8 @@ lock with `force-unlock` (the README's way for a holder that is alive but stuck;
 that runs out while its holder is paused does the same) and applies a change of their own. Then
 the first user types `yes`.
 
-Before, the first apply went on with its old plan: it deleted the pool in the cloud that the
-colleague had just changed and recorded, and only then, at its state write, found the lock
+Before, the first apply went on with its old plan: it deleted (or resized) the pool in the
+cloud that the colleague had just changed and recorded, and only then, at its state write, found the lock
 gone ("lost the state lock ... nothing more is written"). The state still recorded the pool,
 the cloud no longer had it, and the next plan wanted to create it again: a delete nobody's
 plan had in it any more. Now the run confirms it still holds the lock before each change to
@@ -91,12 +91,17 @@ def waiting_at_the_prompt(
     return run, controller
 
 
+# What the first user's apply does to `shared`: delete it, or resize it in place.
+FIRST = {"delete": POOLS.split("---")[0], "update": POOLS.replace("seat: 3", "seat: 5")}
+
+
+@pytest.mark.parametrize("change", sorted(FIRST))
 def test_an_apply_whose_lock_was_broken_at_its_prompt_changes_nothing_after_yes(
-    team: tuple[Path, dict[str, str]], pf: Pf
+    team: tuple[Path, dict[str, str]], pf: Pf, change: str
 ) -> None:
     directory, env = team
     assert pf("apply", directory, "--auto-approve", env=env).returncode == 0
-    (directory / "pools.yaml").write_text(POOLS.split("---")[0])  # the first user drops `shared`
+    (directory / "pools.yaml").write_text(FIRST[change])
     first, terminal = waiting_at_the_prompt(directory, env)
     try:
         # The colleague: the state is locked; they break the lock and apply their own change,
@@ -124,7 +129,7 @@ def test_an_apply_whose_lock_was_broken_at_its_prompt_changes_nothing_after_yes(
     assert first.returncode == 1, text
     assert "Traceback" not in text and "internal error" not in text, text
     assert "lost the state lock" in text, text
-    assert "Destroyed" not in text, text
+    assert "Destroyed" not in text and "Updated" not in text, text
     assert cloud_holds(directory) == cloud  # `shared` is still in the cloud
     assert pf("state", "list", "--chdir", directory, env=env).stdout.split() == [
         "resource_pool.keep",
