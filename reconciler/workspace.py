@@ -323,7 +323,7 @@ def hold_lock(
         try:
             held.enter_context(lock_state(backend, operation, timeout))
         except StateLocked as locked:
-            raise _locked_error(
+            raise locked_error(
                 locked.holder, configuration, lock_is_stale(locked.holder), locked.detail
             ) from None
         except StateForbidden as refused:
@@ -342,9 +342,11 @@ def hold_lock(
 READ_ONLY_OPERATIONS = frozenset({"plan", "drift", "graph"})
 
 
-def _locked_error(
+def locked_error(
     holder: LockInfo, configuration: Configuration, stale: bool, detail: str = ""
 ) -> PoolformError:
+    """The refusal for the configuration's own state held by another run: how to wait for the
+    lock, and how to break it (force-unlock, with the directory it must run for)."""
     where = f"--chdir {shlex.quote(os.path.abspath(configuration.directory))}"
     message = (
         f"the state is locked by {holder.who} (pid {holder.pid} on {holder.host}) since "
