@@ -36,8 +36,8 @@ READABLE = (2, 3)
 # plan is about 19 MB. A file above this is no plan (a disk image or an archive named by
 # mistake), refused before it is read rather than ending in a MemoryError.
 MAX_PLAN_BYTES = 1 << 30
-# How much of a file tells whether it is meant as a plan: its keys are written sorted, so
-# `kind` comes after the directories (each a path, at most a few KiB) and the commit.
+# How much of a file tells whether it is meant as a plan: `kind` comes first (in a file an
+# earlier poolform wrote with its keys sorted, after the directories: paths of a few KiB).
 HEAD_BYTES = 64 * 1024
 
 
@@ -97,7 +97,9 @@ def write_plan(
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         tmp = Path(name)
         with os.fdopen(fd, "w") as handle:
-            json.dump(envelope, handle, indent=1, sort_keys=True)
+            # In the plan's own order (not sorted): `show FILE` then lists each change's
+            # attributes as `plan` did, so the reviewed comment and the file read alike.
+            json.dump(envelope, handle, indent=1)
             handle.write("\n")
         os.replace(tmp, path)
     except OSError as exc:

@@ -90,3 +90,21 @@ def test_a_real_plan_still_applies_and_a_small_non_plan_is_still_named(
     applied = limited("apply", saved)
     assert applied.returncode == 0, applied.stderr
     assert "Apply complete! Resources: 8 added" in applied.stdout
+
+
+def test_show_of_a_saved_plan_prints_what_plan_printed_when_saving_it(
+    quick: Path, tmp_path: Path, pf: Pf
+) -> None:
+    """A reviewer who doubts the pull request's comment reads the plan file with `show`: it
+    listed each change's attributes in another order (the file's keys were sorted), so the two
+    could not be compared line by line."""
+    saved = tmp_path / "plan.bin"
+    planned = pf("plan", quick, "-out", saved, "--markdown", "--label", "pull request #3")
+    assert planned.returncode == 0, planned.stderr
+    shown = pf("show", saved, "--markdown")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout == planned.stdout
+    as_text = pf("plan", quick, "--no-color").stdout
+    shown_text = pf("show", saved, "--no-color").stdout
+    body = as_text[as_text.index("Resource actions") : as_text.index("Plan: ")]
+    assert body in shown_text
