@@ -185,6 +185,15 @@ def read_plan(path: Path) -> SavedPlan:
     if not isinstance(envelope, dict) or envelope.get("kind") != MAGIC:
         raise _not_a_plan(path)
     version = envelope.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+        # A CI runner with a newer release made it: re-planning here would plan with this
+        # older poolform, which the reviewers did not see.
+        raise PoolformError(
+            f"{path} is plan format {version}, made by a newer poolform; this one reads "
+            f"formats up to {VERSION}",
+            hint="apply it with the poolform release that made it, or re-plan with this one "
+            "(`poolform plan -out FILE`)",
+        )
     if version not in READABLE:
         raise PoolformError(
             f"{path} is plan format {version}; this poolform reads {VERSION}",

@@ -108,3 +108,24 @@ def test_show_of_a_saved_plan_prints_what_plan_printed_when_saving_it(
     shown_text = pf("show", saved, "--no-color").stdout
     body = as_text[as_text.index("Resource actions") : as_text.index("Plan: ")]
     assert body in shown_text
+
+
+def test_a_plan_from_a_newer_poolform_says_so_and_how_to_apply_it(
+    quick: Path, tmp_path: Path, pf: Pf
+) -> None:
+    """A plan file of a newer format (a CI runner upgraded first) was refused with only
+    "re-plan", as if it were damaged; it names the newer release and the two ways on."""
+    import json
+
+    saved = tmp_path / "plan.bin"
+    assert pf("plan", quick, "-out", saved).returncode == 0
+    envelope = json.loads(saved.read_text())
+    envelope["version"] = 4
+    saved.write_text(json.dumps(envelope))
+    before = tree_digest(quick)
+    for command in ("apply", "show"):
+        refused = pf(command, saved)
+        assert refused.returncode == 1, refused.stderr
+        assert "plan format 4, made by a newer poolform" in refused.stderr, refused.stderr
+        assert "the poolform release that made it" in refused.stderr, refused.stderr
+    assert tree_digest(quick) == before
