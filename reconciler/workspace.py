@@ -323,7 +323,7 @@ def hold_lock(
         try:
             held.enter_context(lock_state(backend, operation, timeout))
         except StateLocked as locked:
-            raise _locked_error(
+            raise locked_error(
                 locked.holder,
                 configuration,
                 lock_is_stale(locked.holder),
@@ -346,7 +346,7 @@ def hold_lock(
 READ_ONLY_OPERATIONS = frozenset({"plan", "drift", "graph"})
 
 
-def _locked_error(
+def locked_error(
     holder: LockInfo,
     configuration: Configuration,
     stale: bool,
@@ -354,8 +354,10 @@ def _locked_error(
     *,
     waited: float = 0.0,
 ) -> PoolformError:
-    """Who holds the lock and the way on. After a wait (`--lock-timeout`) ran out, it says so
-    and does not suggest the option the user gave: a longer one, at most."""
+    """The refusal for the configuration's own state held by another run: who holds it, how to
+    wait for the lock and how to break it (force-unlock, with the directory it must run for).
+    After a wait (`--lock-timeout`) ran out, it says so and does not suggest the option the
+    user gave: a longer one, at most."""
     where = f"--chdir {shlex.quote(os.path.abspath(configuration.directory))}"
     held = (
         f"{holder.who} (pid {holder.pid} on {holder.host}) since {holder.created}, for "

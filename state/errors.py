@@ -35,8 +35,11 @@ class StateLocked(StateError):
     ``directory`` (the configuration directory, when known) goes into the force-unlock hint.
     """
 
-    def __init__(self, holder: LockInfo, *, directory: str = "", detail: str = "") -> None:
+    def __init__(
+        self, holder: LockInfo, *, directory: str = "", detail: str = "", location: str = ""
+    ) -> None:
         self.holder, self.detail = holder, detail
+        self.location = location  # which state, where a command locks two (state migrate)
         text = describe_lock(holder, directory=directory)
         super().__init__(f"{text}; {detail}" if detail else text)
 

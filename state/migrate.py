@@ -9,11 +9,13 @@ went, instead of writing to a fork of it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from state.errors import StateError, StateMoved
+from state.errors import StateError, StateLocked, StateMoved
 from state.locking import lock_state
 from state.protocol import StateBackend
 
@@ -42,12 +44,24 @@ def migrate(source: StateBackend, target: StateBackend, lock_timeout: float = 0)
         raise StateError(f"the source and the target are the same state ({source.location})")
     try:
         with (
-            lock_state(source, "state migrate", lock_timeout),
-            lock_state(target, "state migrate", lock_timeout),
+            _locked(source, lock_timeout),
+            _locked(target, lock_timeout),
         ):
             return _copy(source, target)
     except StateMoved as moved:
         raise moving_back(moved, source.location, target.location) from None
+
+
+@contextmanager
+def _locked(backend: StateBackend, lock_timeout: float) -> Iterator[None]:
+    """The lock of one of the two states; held by another, the refusal says which state."""
+    try:
+        with lock_state(backend, "state migrate", lock_timeout):
+            yield
+    except StateLocked as locked:
+        if locked.location:
+            raise
+        raise StateLocked(locked.holder, detail=locked.detail, location=backend.location) from None
 
 
 def moving_back(moved: StateMoved, source: str, target: str) -> StateError:

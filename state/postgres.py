@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from state.errors import (
     DamagedRecords,
     LineageMismatch,
+    LockLost,
     LockMismatch,
     ResourceNotFound,
     SerialConflict,
@@ -638,6 +639,33 @@ class PostgresBackend(SqlObjectTable):
         if self.held is not None:
             return self.held
         return None if self._lock_pid() is None else self._holder()
+
+    def confirm_held(self) -> None:
+        """The advisory lock is the session's: held while this connection's session lives (a
+        `force-unlock` ends it). A session that ended fails the query, so it is said as lost."""
+        if self.held is None:
+            return
+        try:
+            held = self._lock_pid_is_mine()
+        except StateError:  # the session is gone, and its lock with it
+            held = False
+        if not held:
+            raise LockLost(
+                f"this process lost the state lock of {self._where}: its PostgreSQL session "
+                "ended (a `force-unlock`, a server restart or a cut connection); nothing more "
+                "is changed. Run the command again"
+            )
+
+    def _lock_pid_is_mine(self) -> bool:
+        with self._txn() as conn:
+            row = conn.execute(
+                "SELECT pg_backend_pid() = ANY(ARRAY(SELECT pid FROM pg_locks"
+                " WHERE locktype = 'advisory' AND granted"
+                " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                " AND classid = %s AND objid = %s AND objsubid = 1))",
+                ((self._key >> 32) & 0xFFFFFFFF, self._key & 0xFFFFFFFF),
+            ).fetchone()
+        return bool(row and row[0])
 
     def force_unlock(self, lock_id: str) -> None:
         if self.held is not None:

@@ -104,7 +104,8 @@ class StateStore(ControlPlaneStore, Protocol):
 
     def record_intent(self, address: str, token: str) -> CreateIntent:
         """Record that a create of ``address`` starts with ``token``; an existing intent for the
-        address is kept and returned, so a resumed apply reuses the first token."""
+        address is kept and returned, so a resumed apply reuses the first token. Writing it
+        fails with ``LockLost`` when the lock this process took is gone, as every write does."""
         ...
 
     def clear_intent(self, address: str) -> None:
@@ -191,6 +192,14 @@ class Locker(Protocol):
 
     def current_lock(self) -> LockInfo | None:
         """The lock currently held, or None."""
+        ...
+
+    def confirm_held(self) -> None:
+        """``LockLost`` when the lock this process took is no longer its own (an S3 lease that
+        ran out and was taken over, a PostgreSQL session that ended), else nothing; nothing
+        either when it holds no lock. Run before each change to the cloud: a holder paused past
+        its lease (a laptop asleep at the confirmation prompt, SIGSTOP) finds out before it
+        changes capacity another run now owns, not at the state write after it."""
         ...
 
 

@@ -530,6 +530,11 @@ class S3Backend:
     def current_lock(self) -> LockInfo | None:
         return self.lease.current_lock()
 
+    def confirm_held(self) -> None:
+        # A renewal, not a read: it fails when the lease was taken over, and otherwise gives
+        # the change about to be made a whole lease of its own.
+        self.lease.renew()
+
     def close(self) -> None:
         self._s3.close()
 

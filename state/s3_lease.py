@@ -183,7 +183,7 @@ class Lease:
     def _lost_error(self) -> LockLost:
         return LockLost(
             f"this process lost the state lock of {self.where}: its lease ran out and another "
-            "command took it over; nothing more is written. Run the command again"
+            "command took it over; nothing more is changed. Run the command again"
         )
 
     def _start_renewing(self) -> None:

@@ -565,6 +565,9 @@ class SqliteStateBackend(SqliteStore):
     def current_lock(self) -> LockInfo | None:
         return self.locker.current_lock()
 
+    def confirm_held(self) -> None:
+        """An OS lock is this process's until it ends: the kernel never hands it to another."""
+
     def close(self) -> None:
         """Close the database, and release the lock if this backend still holds it."""
         try:

@@ -27,6 +27,7 @@ MIN_REDACTED_LINE = 4  # shorter lines of a multi-line secret are too common to 
 PID_NAME = "setup.pid"
 WORKER_ENV = "POOLFORM_WORKER_ID"  # set for `setup`: how upkeep finds a killed boot's processes
 TAIL_LINES = 20
+TAIL_BYTES = 64 * 1024  # read from the log's end for its last TAIL_LINES lines
 SETUPS_AT_ONCE = 8  # `setup` processes a boot runs at the same time
 
 
@@ -92,11 +93,23 @@ def _redact_log(directory: Path, secrets: Sequence[str]) -> None:
 
 
 def log_tail(directory: Path, secrets: Sequence[str] = ()) -> str:
+    """The last lines of the log, read from its end: a `setup` that printed gigabytes before
+    failing must not have its whole log read (several times its size in memory) for them."""
+    longest = max((len(secret.encode()) for secret in secrets), default=0)
     try:
-        text = (directory / LOG_NAME).read_text(errors="replace")
+        with open(directory / LOG_NAME, "rb") as log:
+            size = os.fstat(log.fileno()).st_size
+            start = max(0, size - TAIL_BYTES - longest)
+            log.seek(start)
+            text = redact(log.read().decode(errors="replace"), secrets)
     except FileNotFoundError:
         return "(no output)"
-    lines = redact(text, secrets).splitlines()
+    if start:
+        # Whatever secret did not fit whole in what was read ended within its first `longest`
+        # bytes: drop them, and the rest of the line they cut (unless it is all there is).
+        cut = text.find("\n", longest)
+        text = text[cut + 1 :] if cut >= 0 else text[longest:]
+    lines = text.splitlines()
     return "\n".join(lines[-TAIL_LINES:]) or "(no output)"
 
 

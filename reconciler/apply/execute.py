@@ -23,7 +23,7 @@ from providers.protocol import (
 from reconciler.plan.expand import DesiredResource
 from reconciler.plan.model import Action, ReplaceStrategy, ResourceChange
 from reconciler.plan.reasons import Reason
-from state import ResourceRecord, StateBackend, StateSnapshot
+from state import CreateIntent, ResourceRecord, StateBackend, StateSnapshot
 
 
 class ChangeExecutor:
@@ -50,24 +50,36 @@ class ChangeExecutor:
             self._delete(change)
             return
         if change.action is Action.CREATE:
-            with self._lock:
-                intent = self.backend.record_intent(change.address, uuid.uuid4().hex)
+            intent = self._intent(change.address)
             observed = self.provider.create(self._spec(change, intent.token))
         elif change.action is Action.UPDATE:
+            self.backend.confirm_held()  # (see _intent)
             observed = self.provider.update(self._spec(change, ""), self._ids(change.address))
         elif change.action is Action.REPLACE:
             rolling = RollingSpec(
                 batch_size=change.rolling.batch_size if change.rolling else 1,
                 destroy_first=change.replace_strategy is ReplaceStrategy.DESTROY_BEFORE_CREATE,
             )
-            with self._lock:
-                intent = self.backend.record_intent(change.address, uuid.uuid4().hex)
+            intent = self._intent(change.address)
             observed = self.provider.replace(
                 self._spec(change, intent.token), self._ids(change.address), rolling
             )
         else:  # pragma: no cover - no-ops are not in plans
             return
         self._record(change, observed)
+
+    def _intent(self, address: str) -> CreateIntent:
+        """The create intent, and the lock confirmed as still this run's, before any change to
+        the cloud: a run paused past its lease (asleep at the prompt) must not change what the
+        run that took the lock over now owns (its state write after the call would be refused,
+        but the cloud would be changed already). Writing the intent confirms it, as every
+        write under the lock does; an intent an earlier run left is not written again."""
+        token = uuid.uuid4().hex
+        with self._lock:
+            intent = self.backend.record_intent(address, token)
+        if intent.token != token:
+            self.backend.confirm_held()
+        return intent
 
     def _spec(self, change: ResourceChange, token: str) -> ResourceSpec:
         desired = self.desired_clear[change.address]
@@ -100,6 +112,7 @@ class ChangeExecutor:
         )
         try:
             if change.reason_code is not Reason.GONE:  # nothing of this state's is left there
+                self.backend.confirm_held()  # (see _intent)
                 self.provider.delete(
                     change.address, change.resource_type, ids, lineage=self.lineage
                 )

@@ -24,7 +24,9 @@ from reconciler.cli.common import (
 from reconciler.errors import PathNotFound, PoolformError, UnknownAddress
 
 if TYPE_CHECKING:
+    from reconciler.loading import Configuration
     from state import StateBackend, StateSnapshot
+    from state.errors import StateLocked
     from state.location import Location
 
 DIR_OPTION = click.option(
@@ -38,11 +40,16 @@ DIR_OPTION = click.option(
 
 
 @contextmanager
-def _backend(directory: Path, *, must_exist: bool = True) -> Iterator[StateBackend]:
+def _backend(
+    directory: Path, *, must_exist: bool = True, locked_for: str = "", lock_timeout: str = "0s"
+) -> Iterator[StateBackend]:
+    """The configuration's state; with `locked_for`, under the lock for that operation (held
+    by someone else: the error apply gives, naming the directory to force-unlock from)."""
     from reconciler.checks import load_configuration
-    from reconciler.workspace import open_state
+    from reconciler.workspace import hold_lock, open_state
 
-    backend = open_state(load_configuration(directory))
+    configuration = load_configuration(directory)
+    backend = open_state(configuration)
     try:
         if must_exist and not backend.exists():
             raise PoolformError(
@@ -50,7 +57,11 @@ def _backend(directory: Path, *, must_exist: bool = True) -> Iterator[StateBacke
                 f"no state for {os.path.abspath(directory)} yet (nothing was applied from it)",
                 hint="`poolform apply` creates it",
             )
-        yield backend
+        if not locked_for:
+            yield backend
+            return
+        with hold_lock(backend, locked_for, parse_timeout(lock_timeout), configuration):
+            yield backend
     finally:
         backend.close()
 
@@ -105,12 +116,8 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
     """Forget a resource (or a damaged record) without deleting it in the cloud."""
     from reconciler.usecases.importing import forget_in_provider
     from state import StateSnapshot
-    from state.locking import lock_state
 
-    with (
-        _backend(directory) as backend,
-        lock_state(backend, "state rm", parse_timeout(lock_timeout)),
-    ):
+    with _backend(directory, locked_for="state rm", lock_timeout=lock_timeout) as backend:
         snapshot = backend.read_salvaged()
         if address not in snapshot and address not in snapshot.damaged:
             raise UnknownAddress(
@@ -197,7 +204,6 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
     """Replace the state with FILE (from `state pull`; `-`: standard input), every record
     checked first."""
     from state.jsonformat import parse_document, salt_check, snapshot_from_json
-    from state.locking import lock_state
 
     text = _read_state_document(file)
     if str(file) == "-":
@@ -207,10 +213,9 @@ def state_push(file: Path, directory: Path, force: bool, lock_timeout: str) -> N
     document = parse_document(text, str(file))
     snapshot = snapshot_from_json(document)
     pushed_check = document.get("salt_check") if isinstance(document, dict) else None
-    with (
-        _backend(directory, must_exist=False) as backend,
-        lock_state(backend, "state push", parse_timeout(lock_timeout)),
-    ):
+    with _backend(
+        directory, must_exist=False, locked_for="state push", lock_timeout=lock_timeout
+    ) as backend:
         if backend.exists():
             stored = backend.read_salvaged()
             current = stored.lineage
@@ -325,7 +330,7 @@ def state_migrate(
     from reconciler.checks import load_configuration
     from reconciler.scheduler.queue_place import queue_place, refuse_stranded_jobs
     from reconciler.workspace import open_state, refuse_leaving_the_local_cloud, state_location
-    from state.errors import StateMoved
+    from state.errors import StateLocked, StateMoved
     from state.location import location_from_url, open_location
     from state.migrate import migrate, moving_back
     from state.sqlite import default_state_path
@@ -356,6 +361,11 @@ def state_migrate(
             raise moving_back(moved, source.location, located(to_url).describe()) from None
         try:
             copied = migrate(source, target, parse_timeout(lock_timeout))
+        except StateLocked as locked:
+            own = (from_url is None and locked.location == source.location) or (
+                to_url is None and locked.location == target.location
+            )
+            raise _migrate_locked(locked, configuration if own else None) from None
         finally:
             target.close()
     finally:
@@ -372,6 +382,27 @@ def state_migrate(
             if to_url
             else "; the Cluster's `state` settings name the new backend."
         )
+    )
+
+
+def _migrate_locked(locked: StateLocked, own: Configuration | None) -> PoolformError:
+    """A migrate whose source or target another run holds. The Cluster's own state is refused
+    as apply refuses it; another state, named by URL, cannot be reached by `force-unlock`
+    (which works on the Cluster's state), so only waiting is offered."""
+    from reconciler.workspace import locked_error
+    from state.errors import lock_is_stale
+
+    holder = locked.holder
+    if own is not None:
+        return locked_error(holder, own, lock_is_stale(holder), locked.detail)
+    said = "; that process is no longer running" if lock_is_stale(holder) else ""
+    detail = f"; {locked.detail}" if locked.detail else ""
+    return PoolformError(
+        f"{locked.location} is locked by {holder.who} (pid {holder.pid} on {holder.host}) "
+        f"since {holder.created}, for `{holder.operation}` (lock ID {holder.lock_id})"
+        f"{said}{detail}; nothing was copied",
+        hint="wait for it with --lock-timeout (e.g. --lock-timeout 2m): a holder that died "
+        "frees it by itself (PostgreSQL: as its session ends; S3: once its lease runs out)",
     )
 
 

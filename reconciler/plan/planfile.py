@@ -32,6 +32,13 @@ from reconciler.plan.reread import Reread
 MAGIC = "poolform-plan"
 VERSION = 3  # 2: the objects to re-read before applying; 3: where, label and commit
 READABLE = (2, 3)
+# A plan is read whole, and its JSON takes a few times its size in memory: a 10,000-resource
+# plan is about 19 MB. A file above this is no plan (a disk image or an archive named by
+# mistake), refused before it is read rather than ending in a MemoryError.
+MAX_PLAN_BYTES = 1 << 30
+# How much of a file tells whether it is meant as a plan: `kind` comes first (in a file an
+# earlier poolform wrote with its keys sorted, after the directories: paths of a few KiB).
+HEAD_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -90,7 +97,9 @@ def write_plan(
         fd, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
         tmp = Path(name)
         with os.fdopen(fd, "w") as handle:
-            json.dump(envelope, handle, indent=1, sort_keys=True)
+            # In the plan's own order (not sorted): `show FILE` then lists each change's
+            # attributes as `plan` did, so the reviewed comment and the file read alike.
+            json.dump(envelope, handle, indent=1)
             handle.write("\n")
         os.replace(tmp, path)
     except OSError as exc:
@@ -138,7 +147,8 @@ def is_plan_file(path: Path) -> bool:
     """Whether `path` is meant as a plan file: a JSON object naming itself a poolform plan
     (damage is found by `read_plan`). A configuration's YAML file is not one."""
     try:
-        head = path.read_bytes()
+        with path.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
     except OSError:
         return False
     return head.lstrip().startswith(b"{") and f'"{MAGIC}"'.encode() in head
@@ -150,7 +160,7 @@ def read_plan(path: Path) -> SavedPlan:
         # A device or a pipe (`show /dev/zero`) would be read without end.
         raise PoolformError(f"{path} is not a readable plan file: not a regular file")
     try:
-        envelope = json.loads(path.read_text())
+        envelope = json.loads(_plan_text(path))
     except json.JSONDecodeError as exc:
         if exc.doc.lstrip().startswith("{"):
             raise PoolformError(
@@ -167,11 +177,23 @@ def read_plan(path: Path) -> SavedPlan:
         raise PoolformError(f"{path} is not a readable plan file: {exc}") from None
     except RecursionError:  # nesting no plan has: a hostile or damaged file
         raise PoolformError(f"{path} is not a readable plan file: nested too deeply") from None
-    if not isinstance(envelope, dict) or envelope.get("kind") != MAGIC:
+    except MemoryError:  # below MAX_PLAN_BYTES, yet more than this process may hold
         raise PoolformError(
-            f"{path} is not a poolform plan file", hint="create one with `poolform plan -out FILE`"
-        )
+            f"{path} is too large to read as a plan here (out of memory)",
+            hint="re-plan: run `poolform plan -out FILE` again",
+        ) from None
+    if not isinstance(envelope, dict) or envelope.get("kind") != MAGIC:
+        raise _not_a_plan(path)
     version = envelope.get("version")
+    if isinstance(version, int) and not isinstance(version, bool) and version > VERSION:
+        # A CI runner with a newer release made it: re-planning here would plan with this
+        # older poolform, which the reviewers did not see.
+        raise PoolformError(
+            f"{path} is plan format {version}, made by a newer poolform; this one reads "
+            f"formats up to {VERSION}",
+            hint="apply it with the poolform release that made it, or re-plan with this one "
+            "(`poolform plan -out FILE`)",
+        )
     if version not in READABLE:
         raise PoolformError(
             f"{path} is plan format {version}; this poolform reads {VERSION}",
@@ -201,6 +223,29 @@ def read_plan(path: Path) -> SavedPlan:
     except (KeyError, TypeError, ValueError, AssertionError, AttributeError) as exc:
         # AttributeError: a part of the wrong shape (a string or null where a change is)
         raise PoolformError(f"{path} is not a valid plan: {exc}") from None
+
+
+def _plan_text(path: Path) -> str:
+    """The file's text, once its size and its first bytes show it may be a plan: a large file
+    that is not one (`show backup.tar`) is refused without being read whole."""
+    with path.open("rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        head = handle.read(HEAD_BYTES)
+        if size > len(head) and not head.lstrip().startswith(b"{"):
+            raise _not_a_plan(path)  # (a small one is parsed, to say what it is)
+        if size > MAX_PLAN_BYTES:
+            raise PoolformError(
+                f"{path} is not a readable plan file: it is {size} bytes, and plans are "
+                f"limited to {MAX_PLAN_BYTES >> 30} GiB",
+                hint="re-plan: run `poolform plan -out FILE` again",
+            )
+        return (head + handle.read()).decode()
+
+
+def _not_a_plan(path: Path) -> PoolformError:
+    return PoolformError(
+        f"{path} is not a poolform plan file", hint="create one with `poolform plan -out FILE`"
+    )
 
 
 def _not_json(path: Path) -> PoolformError:

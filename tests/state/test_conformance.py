@@ -26,6 +26,7 @@ from state import (
     DamagedRecords,
     HistoryEntry,
     LineageMismatch,
+    LockLost,
     LockMismatch,
     ResourceNotFound,
     ResourceRecord,
@@ -394,6 +395,28 @@ def test_a_second_locker_is_refused_naming_the_holder(place: Place) -> None:
     taken = other.lock("plan")
     assert taken.notice == ""  # released properly: no takeover
     other.unlock(taken.lock_id)
+
+
+def test_a_holder_whose_lock_was_broken_finds_out_before_it_changes_anything(
+    place: Place,
+) -> None:
+    """`confirm_held`, run before each change to the cloud: quiet while the lock is this
+    process's; LockLost once a `force-unlock` broke it (SQLite refuses to break a live
+    holder's, so its holder never loses it)."""
+    holder = place.open()
+    holder.write_resource(record("a"), expected_lineage=holder.read().lineage)
+    holder.confirm_held()  # no lock taken: nothing to confirm
+    info = holder.lock("apply")
+    holder.confirm_held()
+    if place.kind == "sqlite":
+        with pytest.raises(StateError):
+            place.open().force_unlock(info.lock_id)
+        holder.confirm_held()
+        holder.unlock(info.lock_id)
+        return
+    place.open().force_unlock(info.lock_id)
+    with pytest.raises(LockLost):
+        holder.confirm_held()
 
 
 @pytest.mark.parametrize("error", [RuntimeError("boom"), KeyboardInterrupt()])

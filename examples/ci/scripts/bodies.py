@@ -67,13 +67,30 @@ def plan_comment(context: Context, plan_markdown: str, artifact: str) -> str:
     `artifact` says where the plan file is kept, as Markdown."""
     return (
         f"{marker('plan', context.directory)}\n"
-        f"{clipped(plan_markdown).rstrip()}\n\n"
+        f"{plan_section(plan_markdown)}\n\n"
         "---\n"
         f"Plan of `{context.directory}/`, saved as {artifact} by "
         f"{_link(context.run_url, 'this run')}. Merging applies exactly this "
         "plan; if the state or the configuration moves first, the merge applies nothing and "
         "asks to re-plan. Every push plans again and updates this comment.\n"
     )
+
+
+def plan_section(plan_markdown: str) -> str:
+    """poolform's Markdown as the plan comment holds it (clipped to the host's limit)."""
+    return clipped(plan_markdown).rstrip()
+
+
+def shows_plan(comment: str, directory: str, plan_markdown: str) -> bool:
+    """Whether `comment` is the plan comment of exactly this plan (`poolform show FILE
+    --markdown` of the saved file prints what `plan -out FILE --markdown` printed). Line ends
+    and trailing blanks aside, which a host may normalise."""
+
+    def lines(text: str) -> list[str]:
+        return [line.rstrip() for line in text.replace("\r\n", "\n").split("\n")]
+
+    expected = lines(f"{marker('plan', directory)}\n{plan_section(plan_markdown)}\n\n---")
+    return bool(plan_markdown.strip()) and lines(comment)[: len(expected)] == expected
 
 
 def plan_error_comment(context: Context, status: int | None, errors: str) -> str:

@@ -2,12 +2,14 @@
 
     python3 ci.py plan-comment          post or update the review comment of the plan
     python3 ci.py fetch-plan            download the plan reviewed on the merged pull request
+    python3 ci.py check-plan            refuse a plan file that is not the plan its comment shows
     python3 ci.py apply-note --status N say on the merged pull request what the apply did
     python3 ci.py drift-issue --status N open, update or close the drift issue
     python3 ci.py artifact-name         print the name of the pull request's plan artifact
 
 The shell scripts beside this file run poolform and leave its output in the working directory
-(poolform-plan.status/.md/.err, poolform-review.json, poolform-apply.log, poolform-drift.md);
+(poolform-plan.status/.md/.err, poolform-review.json, poolform-shown.md, poolform-apply.log,
+poolform-drift.md);
 this reads those files and the CI's own variables:
 
     POOLFORM_DIR        the configuration directory (default capacity)
@@ -31,6 +33,7 @@ from bodies import Context
 from forge import PLAN_FILE, Forge, ForgeError, GitHub, GitLab, Review, forge_from
 
 REVIEW_FILE = "poolform-review.json"
+SHOWN_FILE = "poolform-shown.md"  # `poolform show plan.bin --markdown`, for check-plan
 
 
 def context_from(environ: Mapping[str, str], *, reviewed: bool = True) -> Context:
@@ -129,6 +132,32 @@ def fetch_plan(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
     return f"fetched the plan reviewed on {name} (commit {bodies.short(review.head_sha)})"
 
 
+def check_plan(forge: Forge, environ: Mapping[str, str], workdir: Path) -> str:
+    """The plan file fetched must be the plan its comment shows, which reviewers approved: the
+    pull request's job wrote both, running the pull request's own scripts, so a changed
+    `plan-for-review` could post one plan and save another (a destroy) for the merge. The
+    shell step leaves `poolform show plan.bin --markdown` in SHOWN_FILE."""
+    context = context_from(environ, reviewed=False)
+    record = json.loads((workdir / REVIEW_FILE).read_text())
+    number, name = int(record["number"]), str(record["name"])
+    mark = bodies.marker("plan", context.directory)
+    comment = next((n for n in forge.notes(number) if n.body.startswith(mark)), None)
+    shown = _read(workdir / SHOWN_FILE)
+    if comment is not None and bodies.shows_plan(comment.body, context.directory, shown):
+        return f"the plan file is the plan shown on {name}"
+    reason = (
+        f"The plan file saved for {name} is not the plan its comment shows (`poolform show "
+        "plan.bin --markdown` differs): reviewers did not see the plan the merge would apply."
+    )
+    upsert_note(
+        forge,
+        number,
+        bodies.marker("apply", context.directory),
+        bodies.missing_plan_note(context, name, reason, "the plan file is not the reviewed plan"),
+    )
+    raise ForgeError(f"{reason} Nothing was applied; re-plan.")
+
+
 def refuse_edited_comment(forge: Forge, review: Review, name: str, context: Context) -> None:
     """The plan comment is what reviewers approved: when it is gone (deleted, perhaps for a
     look-alike someone else posted), is of another commit than the saved plan, or someone else
@@ -200,7 +229,15 @@ def main(argv: list[str] | None = None) -> int:
         prog="ci.py", description="The CI steps that talk to the code host."
     )
     parser.add_argument(
-        "step", choices=["plan-comment", "fetch-plan", "apply-note", "drift-issue", "artifact-name"]
+        "step",
+        choices=[
+            "plan-comment",
+            "fetch-plan",
+            "check-plan",
+            "apply-note",
+            "drift-issue",
+            "artifact-name",
+        ],
     )
     parser.add_argument("--status", type=int, default=0, help="poolform's exit status")
     args = parser.parse_args(argv)
@@ -215,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
             said = plan_comment(forge, environ, workdir)
         elif args.step == "fetch-plan":
             said = fetch_plan(forge, environ, workdir)
+        elif args.step == "check-plan":
+            said = check_plan(forge, environ, workdir)
         elif args.step == "apply-note":
             said = apply_note(forge, environ, workdir, args.status)
         else:
