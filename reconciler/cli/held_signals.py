@@ -23,6 +23,12 @@ _arrived: list[int] = []  # what came while held, in order
 
 
 def _remember(signum: int, _frame: FrameType | None) -> None:
+    """Keep the first signal for `release_signals`. A second of the same kind is acted on at
+    once: a document written into a pipe nobody reads blocks for good, and the user pressing
+    Ctrl-C again (as with Terraform's second Ctrl-C) must be able to stop it, cut or not."""
+    if signum in _arrived:
+        release_signals()
+        return
     _arrived.append(signum)
 
 

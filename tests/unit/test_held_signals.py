@@ -63,3 +63,29 @@ def test_after_an_apply_summary_a_ctrl_c_adds_no_error_event(
         common.forget_json_output()
     lines = out.getvalue().splitlines()
     assert [json.loads(line)["type"] for line in lines] == ["summary"]
+
+
+def test_a_second_ctrl_c_while_held_is_acted_on_at_once() -> None:
+    """A write blocked on a pipe nobody reads never ends by itself: the user's second Ctrl-C
+    stops the command there (the document may be cut, as they asked)."""
+    hold_signals()
+    os.kill(os.getpid(), signal.SIGINT)  # held
+    with pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)  # the second: raised here, not at release
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    release_signals()  # nothing left held: nothing raised again
+
+
+def test_a_second_sigterm_while_held_is_acted_on_at_once() -> None:
+    seen: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, _frame: seen.append(signum))
+    try:
+        hold_signals()
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert seen == []
+        os.kill(os.getpid(), signal.SIGTERM)
+        assert seen == [signal.SIGTERM]  # the first, acted on by the command's own handler
+        release_signals()
+        assert seen == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
