@@ -138,7 +138,7 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
         # After the record is gone: a crash in between leaves a tagged, unrecorded resource,
         # which plans report and never delete.
         untagged = (
-            forget_in_provider(directory, record, snapshot.lineage)
+            forget_in_provider(directory, record, snapshot.lineage, backend.confirm_held)
             if record is not None
             else "Its record was damaged, so the provider still marks the resource as this "
             f"state's: plans report it and never delete it; `poolform import {address} ID` "

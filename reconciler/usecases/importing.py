@@ -4,7 +4,7 @@ configuration, recording it in state (the next plan shows how it differs)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,7 +34,21 @@ from reconciler.workspace import (
     secret_salt,
     state_path,
 )
-from state import ResourceRecord
+from state import LockLost, ResourceRecord
+
+
+class LostBeforeUntagging(PoolformError):
+    """`state rm` removed the record, then found its lock gone before the untagging."""
+
+    def __init__(self, address: str, ids: str, provider_id: str) -> None:
+        super().__init__(
+            f"{address} was removed from the state, then this process lost the state lock "
+            "(broken by `force-unlock`, or its lease ran out), so the provider was left as it "
+            f"is: it still marks {ids} as this state's; plans report it as unmanaged and never "
+            "delete it",
+            hint=f"`poolform import {address} {provider_id}` records it again; a `poolform state rm` "
+            "then untags it",
+        )
 
 
 @dataclass(frozen=True)
@@ -117,6 +131,10 @@ def import_resource(
                 TAG_ADDRESS: address,
                 TAG_TOKEN: f"import-{provider_id}",
             }
+            # Tagging it is a change to the cloud: a run whose lock was broken (force-unlock)
+            # or whose lease ran out while it opened the provider must not make it, as apply's
+            # changes must not (reconciler.apply.execute), and it is made under a fresh lease.
+            backend.confirm_held()
             observed = provider.import_resource(address, desired.resource_type, provider_id, tags)
             attributes = recorded_attributes(
                 desired.attributes, dict(observed.attributes), desired.resource_type
@@ -139,12 +157,16 @@ def import_resource(
     return ImportedResource(address, dict(observed.provider_ids))
 
 
-def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) -> str:
+def forget_in_provider(
+    directory: Path, record: ResourceRecord, lineage: str, confirm_held: Callable[[], None]
+) -> str:
     """`state rm`'s second half: the provider stops marking the resource as this state's
     (removes poolform's tags, or records it as forgotten), so no plan or drift sees it again.
     What the provider marks as another lineage's is left as it is: the record's ids named
     another state's resource, whose tags that state's plans need. Returns what happened, in
-    words for the user."""
+    words for the user. `confirm_held` (the backend's) runs just before the untagging: a run
+    that lost its lock meanwhile must not untag what the run now holding it may have imported
+    again; it raises `LostBeforeUntagging` instead."""
     ids = ", ".join(f"{k} {v}" for k, v in sorted(record.provider_ids.items()))
     if not ids:
         return "It had no provider ids: there was nothing to untag."
@@ -187,6 +209,10 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
                 f"The provider marks {ids} as this state's {', '.join(sorted(elsewhere))}, not "
                 f"{record.address}: it was left as it is."
             )
+        try:
+            confirm_held()
+        except LockLost:
+            raise LostBeforeUntagging(record.address, ids, _import_id(record)) from None
         provider.forget(record.address, record.resource_type, record.provider_ids)
     except ProviderError as error:
         if error.kind is ErrorKind.NOT_FOUND:
@@ -194,8 +220,13 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
         return kept.format(error.message)
     finally:
         provider.close()
-    key = "group" if "group" in record.provider_ids else next(iter(sorted(record.provider_ids)))
     return (
         f"The provider no longer marks {ids} as this state's, so plans leave it alone; "
-        f"`poolform import {record.address} {record.provider_ids[key]}` takes it back."
+        f"`poolform import {record.address} {_import_id(record)}` takes it back."
     )
+
+
+def _import_id(record: ResourceRecord) -> str:
+    """The id `poolform import` takes the resource back by: its group's, or its one id."""
+    key = "group" if "group" in record.provider_ids else next(iter(sorted(record.provider_ids)))
+    return record.provider_ids[key]
