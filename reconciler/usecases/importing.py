@@ -20,6 +20,7 @@ from providers.protocol import (
 )
 from reconciler.errors import PoolformError, UnknownAddress
 from reconciler.plan.expand import expand
+from reconciler.printable import one_line
 from reconciler.usecases.common import (
     environment_values,
     load_directory,
@@ -110,18 +111,18 @@ def import_resource(
             if owner is not None and owner.resource_type != desired.resource_type:
                 # Moving it would be refused after the `state rm` the hint asked for: say so.
                 raise PoolformError(
-                    f"{provider_id} is already managed as {owner.address}, a "
+                    f"{shown_id(provider_id)} is already managed as {owner.address}, a "
                     f"{owner.resource_type}: it cannot be imported at {address}, a "
                     f"{desired.resource_type}"
                 )
             if owner is not None:
                 raise PoolformError(
-                    f"{provider_id} is already managed as {owner.address}",
+                    f"{shown_id(provider_id)} is already managed as {owner.address}",
                     hint=f"`poolform state rm {owner.address}` first to move it to {address}",
                 )
             if local_cloud_empty(configuration):  # opened, it would be made, empty
                 raise PoolformError(
-                    f"{address}: {provider_id}: not found",
+                    f"{address}: {shown_id(provider_id)}: not found",
                     hint=f"the local cloud in {state_path(configuration).parent} holds "
                     "nothing: nothing was applied there",
                 )
@@ -135,7 +136,12 @@ def import_resource(
             # or whose lease ran out while it opened the provider must not make it, as apply's
             # changes must not (reconciler.apply.execute), and it is made under a fresh lease.
             backend.confirm_held()
-            observed = provider.import_resource(address, desired.resource_type, provider_id, tags)
+            try:
+                observed = provider.import_resource(
+                    address, desired.resource_type, provider_id, tags
+                )
+            except ProviderError as error:  # its message names the ID as it was given
+                raise _with_shown_id(error, provider_id) from None
             attributes = recorded_attributes(
                 desired.attributes, dict(observed.attributes), desired.resource_type
             )
@@ -230,3 +236,20 @@ def _import_id(record: ResourceRecord) -> str:
     """The id `poolform import` takes the resource back by: its group's, or its one id."""
     key = "group" if "group" in record.provider_ids else next(iter(sorted(record.provider_ids)))
     return record.provider_ids[key]
+
+
+def shown_id(provider_id: str) -> str:
+    """An ID given on the command line, as a message shows it: quoted, with its control
+    characters escaped, when it holds any or a blank. An ID `x\nerror: ...` printed raw in the
+    provider's "not found" forged a line of output of its own."""
+    if provider_id.isprintable() and " " not in provider_id:
+        return provider_id
+    return f"'{one_line(provider_id)}'"
+
+
+def _with_shown_id(error: ProviderError, provider_id: str) -> ProviderError:
+    shown = shown_id(provider_id)
+    if shown == provider_id or provider_id not in error.message:
+        return error
+    message = error.message.replace(provider_id, shown)
+    return ProviderError(error.kind, message, address=error.address, retried=error.retried)
