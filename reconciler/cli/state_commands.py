@@ -394,7 +394,9 @@ def _migrate_locked(locked: StateLocked, own: Configuration | None) -> PoolformE
 
     holder = locked.holder
     if own is not None:
-        return locked_error(holder, own, lock_is_stale(holder), locked.detail)
+        return locked_error(
+            holder, own, lock_is_stale(holder), locked.detail, lease_left=locked.lease_left
+        )
     said = "; that process is no longer running" if lock_is_stale(holder) else ""
     detail = f"; {locked.detail}" if locked.detail else ""
     return PoolformError(
