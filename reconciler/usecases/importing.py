@@ -240,7 +240,7 @@ def _import_id(record: ResourceRecord) -> str:
 
 def shown_id(provider_id: str) -> str:
     """An ID given on the command line, as a message shows it: quoted, with its control
-    characters escaped, when it holds any or a blank. An ID `x\nerror: ...` printed raw in the
+    characters escaped, when it holds any or a blank. An ID `x\\nerror: ...` printed raw in the
     provider's "not found" forged a line of output of its own."""
     if provider_id.isprintable() and " " not in provider_id:
         return provider_id
