@@ -3,6 +3,7 @@ cases stand on. The one place backends are chosen."""
 
 from __future__ import annotations
 
+import math
 import os
 import shlex
 from collections.abc import Iterator
@@ -329,6 +330,7 @@ def hold_lock(
                 lock_is_stale(locked.holder),
                 locked.detail,
                 waited=timeout,
+                lease_left=locked.lease_left,
             ) from None
         except StateForbidden as refused:
             if operation not in READ_ONLY_OPERATIONS:
@@ -353,6 +355,7 @@ def locked_error(
     detail: str = "",
     *,
     waited: float = 0.0,
+    lease_left: float | None = None,
 ) -> PoolformError:
     """The refusal for the configuration's own state held by another run: who holds it, how to
     wait for the lock and how to break it (force-unlock, with the directory it must run for).
@@ -374,7 +377,8 @@ def locked_error(
         # A lease: a dead holder's runs out by itself, so no human is needed; say when.
         said = "that process is no longer running" if stale else ""
         lease = (
-            "wait for it with --lock-timeout longer than the lease (e.g. --lock-timeout 2m): "
+            "wait for it with --lock-timeout longer than the lease (e.g. --lock-timeout "
+            f"{_covering(lease_left)}): "
             if waited <= 0
             else "a longer --lock-timeout than the lease waits it out: "
         )
@@ -399,6 +403,19 @@ def locked_error(
         hint=f"{wait}a holder that died frees it by itself; if it hangs, "
         f"`poolform force-unlock {holder.lock_id}` with {where} breaks its lock",
     )
+
+
+# The waits a hint suggests: a lease's time left rounded up to one of them, with a margin for
+# the polls and requests of the wait itself (a lease may last up to an hour).
+_SUGGESTED_WAITS = (120, 300, 600, 900, 1200, 1800, 2700, 3600, 5400, 7200)
+
+
+def _covering(lease_left: float | None) -> str:
+    """A --lock-timeout that outlasts an S3 lease with `lease_left` seconds to run: `2m` for
+    the default 30 s lease (or one that does not say), `15m` for 599 s left, never less than
+    the lease: a `2m` wait for a lease 10 minutes from running out ran out first."""
+    need = (lease_left or 0.0) + 10.0
+    return _seconds(next((s for s in _SUGGESTED_WAITS if s >= need), math.ceil(need / 60) * 60))
 
 
 def _seconds(seconds: float) -> str:

@@ -36,9 +36,18 @@ class StateLocked(StateError):
     """
 
     def __init__(
-        self, holder: LockInfo, *, directory: str = "", detail: str = "", location: str = ""
+        self,
+        holder: LockInfo,
+        *,
+        directory: str = "",
+        detail: str = "",
+        location: str = "",
+        lease_left: float | None = None,
     ) -> None:
         self.holder, self.detail = holder, detail
+        # An S3 lease: the most a dead holder keeps the lock (seconds), which a suggested
+        # --lock-timeout must cover; None for other locks, or when the lease does not say.
+        self.lease_left = lease_left
         self.location = location  # which state, where a command locks two (state migrate)
         text = describe_lock(holder, directory=directory)
         super().__init__(f"{text}; {detail}" if detail else text)

@@ -142,7 +142,10 @@ class Lease:
             body, current = found
             if not self._ran_out(body, current):
                 raise StateLocked(
-                    _holder(body), directory=self.directory, detail=self._wait_hint(body)
+                    _holder(body),
+                    directory=self.directory,
+                    detail=self._wait_hint(body),
+                    lease_left=self._left(body, current),
                 )
             etag = self.calls.put(self.key, self._body(info), if_match=current)
             previous = None if body.get("released") else _holder(body)
@@ -159,6 +162,17 @@ class Lease:
                 ),
             )
         return info
+
+    def _left(self, body: dict[str, Any], etag: str) -> float:
+        """The longest a holder that stopped renewing keeps the lease: until its expiry time,
+        and no longer than its length on this clock once the ETag stopped changing."""
+        length = _length(body.get("seconds"), self.seconds)
+        watched = self._watch[1] if self._watch and self._watch[0] == etag else self.clock()
+        by_watch = max(0.0, length - (self.clock() - watched))
+        expires = body.get("expires_at")
+        if isinstance(expires, int | float) and math.isfinite(expires):
+            return min(max(0.0, expires - self.wall()), by_watch)
+        return by_watch
 
     def _wait_hint(self, body: dict[str, Any]) -> str:
         expires = body.get("expires_at")

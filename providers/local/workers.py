@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from providers.local.redaction import redact_file
 from providers.process_environment import base_environment
 from providers.protocol import ErrorKind, ProviderError
 
@@ -76,20 +77,9 @@ def redact(text: str, secrets: Sequence[str]) -> str:
 
 def _redact_log(directory: Path, secrets: Sequence[str]) -> None:
     """Take sensitive values out of what `setup` printed, in place (a process `setup` left
-    running keeps appending to the same file)."""
-    if not secrets:
-        return
-    path = directory / LOG_NAME
-    try:
-        with open(path, "r+b") as log:
-            text = log.read().decode(errors="surrogateescape")
-            clean = redact(text, secrets)
-            if clean != text:
-                log.seek(0)
-                log.write(clean.encode(errors="surrogateescape"))
-                log.truncate()
-    except FileNotFoundError:
-        return
+    running keeps appending to the same file), in bounded memory: see redaction.py."""
+    if secrets:
+        redact_file(directory / LOG_NAME, secrets, REDACTED, MIN_REDACTED_LINE)
 
 
 def log_tail(directory: Path, secrets: Sequence[str] = ()) -> str:

@@ -166,7 +166,7 @@ def fmt(
     """
 
     from reconciler.loading.sources import SUFFIXES, read_single_file
-    from reconciler.usecases.formatting import configuration_listing
+    from reconciler.usecases.formatting import configuration_listing, within
     from schemas.text import printable
 
     if str(target) == "-":
@@ -186,10 +186,12 @@ def fmt(
             hint="give the directory to format with the ones below it",
         )
     if named_file or broken_link:
+        root = target.parent
         listing = read_single_file(target)
     else:
+        root = target
         listing = configuration_listing(target, recursive)
-    return _fmt_files(listing, check, diff, list_files, write and not check)
+    return _fmt_files(within(listing, root), root, check, diff, list_files, write and not check)
 
 
 def _fmt_standard_input(check: bool, diff: bool, recursive: bool) -> int:
@@ -219,7 +221,9 @@ def _fmt_standard_input(check: bool, diff: bool, recursive: bool) -> int:
     return EXIT_WOULD_CHANGE if check and change else 0
 
 
-def _fmt_files(listing: Listing, check: bool, diff: bool, list_files: bool, write: bool) -> int:
+def _fmt_files(
+    listing: Listing, root: Path, check: bool, diff: bool, list_files: bool, write: bool
+) -> int:
     from reconciler.usecases.formatting import format_sources
 
     result = format_sources(listing.sources)
@@ -228,7 +232,7 @@ def _fmt_files(listing: Listing, check: bool, diff: bool, list_files: bool, writ
     for change in result.changes:
         if write and change.path is not None:
             problem = _rewrite(
-                change.path, change.after, change.before.encode("utf-8"), change.display
+                change.path, change.after, change.before.encode("utf-8"), change.display, root
             )
             if problem is not None:
                 problems.append(problem)
@@ -241,12 +245,12 @@ def _fmt_files(listing: Listing, check: bool, diff: bool, list_files: bool, writ
             click.echo(change.display)
     for diagnostic in sorted(problems, key=Diagnostic.sort_key):
         click.echo(diagnostic.render(), err=True)
-    if problems:
+    if any(problem.severity == "error" for problem in problems):
         return 1
     return EXIT_WOULD_CHANGE if check and changed else 0
 
 
-def _rewrite(path: Path, text: str, before: bytes, display: str) -> Diagnostic | None:
+def _rewrite(path: Path, text: str, before: bytes, display: str, root: Path) -> Diagnostic | None:
     """Write one laid-out file in place; why not, if it could not be."""
     from reconciler.cli.fmt_writing import (
         BackupKept,
@@ -257,7 +261,7 @@ def _rewrite(path: Path, text: str, before: bytes, display: str) -> Diagnostic |
     from schemas.text import printable
 
     try:
-        rewrite_in_place(path, text, before)
+        rewrite_in_place(path, text, before, within=root)
         return None
     except ChangedMeanwhile:
         message = "changed while fmt ran; left as it is now (run fmt again)"

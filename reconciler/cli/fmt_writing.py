@@ -44,13 +44,16 @@ class BackupKept(OSError):
         self.backup = backup
 
 
-def rewrite_in_place(path: Path, text: str, expected: bytes) -> None:
-    """Write `text` into `path` (through a symbolic link) over `expected`, the bytes it was
-    laid out from. A file that already holds `text` (laid out by another of its names) is left
-    as it is; one that holds neither (an editor saved it while fmt ran) raises
-    ChangedMeanwhile; one without a write bit raises ReadOnlyFile; OSError otherwise."""
+def rewrite_in_place(path: Path, text: str, expected: bytes, *, within: Path) -> None:
+    """Write `text` into `path` (through a symbolic link that leads to a file below `within`)
+    over `expected`, the bytes it was laid out from. A file that already holds `text` (laid out
+    by another of its names) is left as it is; one that holds neither (an editor saved it while
+    fmt ran), or a link that now leads outside `within`, raises ChangedMeanwhile; one without
+    a write bit raises ReadOnlyFile; OSError otherwise."""
     new = text.encode("utf-8")
     real = path.resolve(strict=True)
+    if not real.is_relative_to(within.resolve()):  # made a link to elsewhere since it was read
+        raise ChangedMeanwhile
     mode = stat.S_IMODE(os.stat(real).st_mode)
     if not mode & 0o222:
         raise ReadOnlyFile(mode)

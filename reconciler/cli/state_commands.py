@@ -138,7 +138,7 @@ def state_rm(address: str, directory: Path, lock_timeout: str) -> None:
         # After the record is gone: a crash in between leaves a tagged, unrecorded resource,
         # which plans report and never delete.
         untagged = (
-            forget_in_provider(directory, record, snapshot.lineage)
+            forget_in_provider(directory, record, snapshot.lineage, backend.confirm_held)
             if record is not None
             else "Its record was damaged, so the provider still marks the resource as this "
             f"state's: plans report it and never delete it; `poolform import {address} ID` "
@@ -394,7 +394,9 @@ def _migrate_locked(locked: StateLocked, own: Configuration | None) -> PoolformE
 
     holder = locked.holder
     if own is not None:
-        return locked_error(holder, own, lock_is_stale(holder), locked.detail)
+        return locked_error(
+            holder, own, lock_is_stale(holder), locked.detail, lease_left=locked.lease_left
+        )
     said = "; that process is no longer running" if lock_is_stale(holder) else ""
     detail = f"; {locked.detail}" if locked.detail else ""
     return PoolformError(

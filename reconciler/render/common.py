@@ -22,6 +22,10 @@ from reconciler.render.escape import one_line
 SENSITIVE = "(sensitive)"
 KNOWN_AFTER_APPLY = "(known after apply)"
 NO_CHANGES = "No changes. Your capacity matches the configuration."
+# A destroy plan with nothing to delete (an empty state, or a directory never applied): that
+# the capacity "matches the configuration" is not what was asked, and reads as if it had been
+# applied (Terraform: "No objects need to be destroyed").
+NOTHING_TO_DESTROY = "No changes. Nothing recorded in the state needs to be destroyed."
 
 Step = str | int
 
@@ -74,7 +78,7 @@ def fmt(value: Any, *, sensitive: bool = False) -> str:
 
 def summary_line(plan: Plan) -> str:
     if not plan.has_changes:
-        return NO_CHANGES
+        return NOTHING_TO_DESTROY if plan.options.destroy else NO_CHANGES
     s = plan.summary
     return (
         f"Plan: {s.add} to add, {s.change} to change, {s.replace} to replace, "

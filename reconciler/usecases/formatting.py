@@ -101,6 +101,38 @@ def configuration_listing(directory: Path, recursive: bool) -> Listing:
     return Listing(sources, problems)
 
 
+def within(listing: Listing, root: Path) -> Listing:
+    """The listing without the links that lead outside `root` (the directory given, or a FILE
+    given's own directory), each named by a warning instead: fmt writes through a link, so a
+    pull request adding `x.yaml -> ../../elsewhere.yaml` (or to a user's dotfile that reads as
+    YAML) had a reviewer's `poolform fmt` rewrite a file outside the repository. A link within
+    `root` is laid out as before (fmt keeps the target's inode either way)."""
+    top = root.resolve()
+    sources: list[SourceFile] = []
+    problems = list(listing.problems)
+    for source in listing.sources:
+        if source.path is None or not source.path.is_symlink():
+            sources.append(source)
+            continue
+        target = source.path.resolve()
+        if target.is_relative_to(top):
+            sources.append(source)
+            continue
+        problems.append(
+            Diagnostic(
+                "warning",
+                "link-outside",
+                f"`{printable(source.path.name)}` is a link to "
+                f"{printable(os.readlink(source.path))}, outside "
+                f"{printable(str(root))}: fmt does not lay it out, and never writes outside "
+                "the directory given",
+                Location(source.display),
+                "lay out the file it leads to in its own directory",
+            )
+        )
+    return Listing(sources, problems)
+
+
 def _linked(source: SourceFile) -> bool:
     """A link to a file below the directory given: not followed, as a link to a directory is
     not (`fmt` writes through a link, so one to `../../elsewhere/x.yaml` rewrote a file outside

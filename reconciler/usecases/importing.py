@@ -4,7 +4,7 @@ configuration, recording it in state (the next plan shows how it differs)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from providers.protocol import (
 )
 from reconciler.errors import PoolformError, UnknownAddress
 from reconciler.plan.expand import expand
+from reconciler.printable import one_line
 from reconciler.usecases.common import (
     environment_values,
     load_directory,
@@ -34,7 +35,21 @@ from reconciler.workspace import (
     secret_salt,
     state_path,
 )
-from state import ResourceRecord
+from state import LockLost, ResourceRecord
+
+
+class LostBeforeUntagging(PoolformError):
+    """`state rm` removed the record, then found its lock gone before the untagging."""
+
+    def __init__(self, address: str, ids: str, provider_id: str) -> None:
+        super().__init__(
+            f"{address} was removed from the state, then this process lost the state lock "
+            "(broken by `force-unlock`, or its lease ran out), so the provider was left as it "
+            f"is: it still marks {ids} as this state's; plans report it as unmanaged and never "
+            "delete it",
+            hint=f"`poolform import {address} {provider_id}` records it again; a `poolform state rm` "
+            "then untags it",
+        )
 
 
 @dataclass(frozen=True)
@@ -96,18 +111,18 @@ def import_resource(
             if owner is not None and owner.resource_type != desired.resource_type:
                 # Moving it would be refused after the `state rm` the hint asked for: say so.
                 raise PoolformError(
-                    f"{provider_id} is already managed as {owner.address}, a "
+                    f"{shown_id(provider_id)} is already managed as {owner.address}, a "
                     f"{owner.resource_type}: it cannot be imported at {address}, a "
                     f"{desired.resource_type}"
                 )
             if owner is not None:
                 raise PoolformError(
-                    f"{provider_id} is already managed as {owner.address}",
+                    f"{shown_id(provider_id)} is already managed as {owner.address}",
                     hint=f"`poolform state rm {owner.address}` first to move it to {address}",
                 )
             if local_cloud_empty(configuration):  # opened, it would be made, empty
                 raise PoolformError(
-                    f"{address}: {provider_id}: not found",
+                    f"{address}: {shown_id(provider_id)}: not found",
                     hint=f"the local cloud in {state_path(configuration).parent} holds "
                     "nothing: nothing was applied there",
                 )
@@ -117,7 +132,16 @@ def import_resource(
                 TAG_ADDRESS: address,
                 TAG_TOKEN: f"import-{provider_id}",
             }
-            observed = provider.import_resource(address, desired.resource_type, provider_id, tags)
+            # Tagging it is a change to the cloud: a run whose lock was broken (force-unlock)
+            # or whose lease ran out while it opened the provider must not make it, as apply's
+            # changes must not (reconciler.apply.execute), and it is made under a fresh lease.
+            backend.confirm_held()
+            try:
+                observed = provider.import_resource(
+                    address, desired.resource_type, provider_id, tags
+                )
+            except ProviderError as error:  # its message names the ID as it was given
+                raise _with_shown_id(error, provider_id) from None
             attributes = recorded_attributes(
                 desired.attributes, dict(observed.attributes), desired.resource_type
             )
@@ -139,12 +163,16 @@ def import_resource(
     return ImportedResource(address, dict(observed.provider_ids))
 
 
-def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) -> str:
+def forget_in_provider(
+    directory: Path, record: ResourceRecord, lineage: str, confirm_held: Callable[[], None]
+) -> str:
     """`state rm`'s second half: the provider stops marking the resource as this state's
     (removes poolform's tags, or records it as forgotten), so no plan or drift sees it again.
     What the provider marks as another lineage's is left as it is: the record's ids named
     another state's resource, whose tags that state's plans need. Returns what happened, in
-    words for the user."""
+    words for the user. `confirm_held` (the backend's) runs just before the untagging: a run
+    that lost its lock meanwhile must not untag what the run now holding it may have imported
+    again; it raises `LostBeforeUntagging` instead."""
     ids = ", ".join(f"{k} {v}" for k, v in sorted(record.provider_ids.items()))
     if not ids:
         return "It had no provider ids: there was nothing to untag."
@@ -187,6 +215,10 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
                 f"The provider marks {ids} as this state's {', '.join(sorted(elsewhere))}, not "
                 f"{record.address}: it was left as it is."
             )
+        try:
+            confirm_held()
+        except LockLost:
+            raise LostBeforeUntagging(record.address, ids, _import_id(record)) from None
         provider.forget(record.address, record.resource_type, record.provider_ids)
     except ProviderError as error:
         if error.kind is ErrorKind.NOT_FOUND:
@@ -194,8 +226,30 @@ def forget_in_provider(directory: Path, record: ResourceRecord, lineage: str) ->
         return kept.format(error.message)
     finally:
         provider.close()
-    key = "group" if "group" in record.provider_ids else next(iter(sorted(record.provider_ids)))
     return (
         f"The provider no longer marks {ids} as this state's, so plans leave it alone; "
-        f"`poolform import {record.address} {record.provider_ids[key]}` takes it back."
+        f"`poolform import {record.address} {_import_id(record)}` takes it back."
     )
+
+
+def _import_id(record: ResourceRecord) -> str:
+    """The id `poolform import` takes the resource back by: its group's, or its one id."""
+    key = "group" if "group" in record.provider_ids else next(iter(sorted(record.provider_ids)))
+    return record.provider_ids[key]
+
+
+def shown_id(provider_id: str) -> str:
+    """An ID given on the command line, as a message shows it: quoted, with its control
+    characters escaped, when it holds any or a blank. An ID `x\\nerror: ...` printed raw in the
+    provider's "not found" forged a line of output of its own."""
+    if provider_id.isprintable() and " " not in provider_id:
+        return provider_id
+    return f"'{one_line(provider_id)}'"
+
+
+def _with_shown_id(error: ProviderError, provider_id: str) -> ProviderError:
+    shown = shown_id(provider_id)
+    if shown == provider_id or provider_id not in error.message:
+        return error
+    message = error.message.replace(provider_id, shown)
+    return ProviderError(error.kind, message, address=error.address, retried=error.retried)

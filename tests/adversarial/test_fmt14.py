@@ -46,14 +46,22 @@ def test_recursive_lays_out_a_file_linked_twice_once(pf: Pf, tmp_path: Path) -> 
     assert result.stdout.split() == [str(tmp_path / "a" / "pool.yaml")]
 
 
-def test_a_link_in_the_directory_given_is_still_laid_out(pf: Pf, tmp_path: Path) -> None:
-    """`fmt DIR` reads what validate reads: a link there is the configuration's file."""
+def test_a_link_in_the_directory_given_to_a_shared_file_is_laid_out_where_it_lives(
+    pf: Pf, tmp_path: Path
+) -> None:
+    """`fmt DIR` reads what validate reads, but writes nothing outside DIR: a link there to a
+    file elsewhere (a file shared by environments) is named and left, and laid out by `fmt` of
+    its own directory, or of a directory above both (test_fmt_links29.py: such a link in a
+    pull request rewrote a file outside the repository)."""
     (tmp_path / "shared").mkdir()
     (tmp_path / "env").mkdir()
     (tmp_path / "shared" / "pool.yaml").write_text(LOOSE.format(name="p"))
     (tmp_path / "env" / "pool.yaml").symlink_to(tmp_path / "shared" / "pool.yaml")
     result = pf("fmt", "--recursive", tmp_path / "env")
     assert result.returncode == 0, result.stderr
+    assert "[link-outside]" in result.stderr
+    assert (tmp_path / "shared" / "pool.yaml").read_text() == LOOSE.format(name="p")
+    assert pf("fmt", "--recursive", tmp_path).returncode == 0
     assert (tmp_path / "shared" / "pool.yaml").read_text() == LAID_OUT.format(name="p")
     assert (tmp_path / "env" / "pool.yaml").is_symlink()
 

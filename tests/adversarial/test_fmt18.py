@@ -253,5 +253,5 @@ def test_an_interrupted_write_puts_the_old_text_back(
 
     monkeypatch.setattr(fmt_writing.os, "ftruncate", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        fmt_writing.rewrite_in_place(path, LAID_OUT, LOOSE.encode())
+        fmt_writing.rewrite_in_place(path, LAID_OUT, LOOSE.encode(), within=path.parent)
     assert path.read_text() == LOOSE

@@ -222,14 +222,25 @@ def test_standard_input_is_laid_out_to_standard_output() -> None:
     assert "not standard input" in recursive.stderr
 
 
-def test_a_linked_file_is_rewritten_through_its_link(run, write, tmp_path: Path) -> None:
+def test_a_linked_file_is_rewritten_through_its_link(run, write) -> None:
+    directory = write({"real/pool.yaml": MESSY})
+    (directory / "pool.yaml").symlink_to(directory / "real" / "pool.yaml")
+    assert run("fmt", directory).code == 0
+    assert (directory / "pool.yaml").is_symlink()
+    assert (directory / "real" / "pool.yaml").read_text() == CANONICAL
+
+
+def test_a_link_leading_outside_the_directory_is_left_with_a_warning(
+    run, write, tmp_path: Path
+) -> None:
     directory = write({"real/pool.yaml": MESSY})
     config = tmp_path / "config"
     config.mkdir()
     (config / "pool.yaml").symlink_to(directory / "real" / "pool.yaml")
-    assert run("fmt", config).code == 0
-    assert (config / "pool.yaml").is_symlink()
-    assert (directory / "real" / "pool.yaml").read_text() == CANONICAL
+    result = run("fmt", config)
+    assert result.code == 0, result.err
+    assert "warning:" in result.err and "[link-outside]" in result.err
+    assert (directory / "real" / "pool.yaml").read_text() == MESSY
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")
