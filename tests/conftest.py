@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 import shutil
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from reconciler.cli.main import main
+
+# A suite started in the background of a non-interactive shell (`pytest ... &` in a script, a
+# CI runner's background step) inherits SIGINT ignored, as POSIX has such a shell start its
+# asynchronous commands, and so would every poolform and job the tests start: each Ctrl-C
+# test then failed (14 of them, found so). Put back as an interactive shell would have it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
