@@ -486,3 +486,18 @@ def test_a_reservation_of_a_key_the_waiter_finds_room_for_does_not_shield_a_borr
     queue = [queued(9, subject="team/ml-prod", gpu=16, priority=100, at=3)]
     decisions = schedule(snapshot(cfg, queue, held), now=5)
     assert decisions.preempts == ()
+
+
+def test_jobs_a_moved_policy_left_in_its_old_pool_do_not_count_against_it_in_the_new_one() -> None:
+    # An apply moved policy dev from pool old to pool new (limit 2 GPUs there) while 4 of its
+    # jobs of 1 GPU run on in old: they hold what they hold of old, under no policy of it, and
+    # dev's next job starts in new, which stands idle. Counted under dev, they would keep it
+    # "past its limit by gpu 3" in a pool where it uses nothing.
+    cfg = config(
+        resource_pools={"old": {"gpu": 10}, "new": {"gpu": 2}},
+        policies={"dev": policy("new", "dev", priority=10, reserved={"gpu": 1}, limit={"gpu": 2})},
+    )
+    held = [holding(i, "old", "dev", gpu=1, priority=10, at=i) for i in range(5, 9)]
+    decisions = schedule(snapshot(cfg, [queued(9, subject="dev", gpu=1, at=10)], held), now=20)
+    assert admitted(decisions) == [9]
+    assert [a.pool for a in decisions.admits] == ["new"]
