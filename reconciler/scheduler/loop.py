@@ -410,7 +410,7 @@ class SchedulerLoop:
             if isinstance(error, OSError) and error.errno in SHORTAGES:
                 return _start_error(error)
             why = reason(ReasonCode.START_FAILED, error=_start_error(error))
-            failed = Ending(Status.FAILED, why, None, 0)
+            failed = Ending(Status.FAILED, why, None, job.retries_left)  # none used
             if self.store.ended([Ended(job.id, job.attempt, failed)], self.clock()):
                 report.ended.append((job.id, Status.FAILED))
             return None
