@@ -145,7 +145,8 @@ def cancel(
         raise PoolformError("name the jobs to cancel, or a pool with --pool")
     wanted = {job.id: job for job in (_get(ctx, job_id) for job_id in job_ids)}
     if pool is not None:
-        of_pool = _of_pool(ctx, pool)
+        # Only the pool's unfinished jobs are read: its history can be far longer.
+        of_pool = ctx.store.jobs(pool=pool, active=True)
         if not of_pool:
             _known_pool(ctx, pool)  # misspelt: an error, not "nothing left to cancel"
         wanted.update((job.id, job) for job in of_pool)
@@ -156,31 +157,6 @@ def cancel(
         if job.status in HOLDING and job.pid is not None and not runs_elsewhere(job, place):
             ctx.executor.signal(job.id, job.attempt, job.pid, kill=False)
     return changed
-
-
-def _of_pool(ctx: SchedulerContext, pool: str) -> list[JobRecord]:
-    """The pool's unfinished jobs as `pools status` counts them: a held job where it runs, a
-    queued one where its first route leads now. The pool recorded at submit can be stale: an
-    apply that moved the policy a job was routed by sends it to another pool, and `--pool`
-    then cancelled it in the pool it had left and kept it in the one it waits for. Only
-    unfinished jobs are read: a pool's history can be far longer."""
-    active = ctx.store.jobs(active=True)
-    if not any(job.status is Status.QUEUED for job in active):
-        return [job for job in active if job.pool == pool]
-    try:
-        config = ctx.read_config()
-    except PoolformError:
-        config = None  # no readable state: the recorded pools are all there is
-    found = []
-    for job in active:
-        where = job.pool
-        if job.status is Status.QUEUED and config is not None:
-            routes = resolve(job.request, config)
-            if isinstance(routes, tuple) and routes:
-                where = routes[0].pool
-        if where == pool:
-            found.append(job)
-    return found
 
 
 def _record_ends(ctx: SchedulerContext, jobs: Iterable[JobRecord], place: Place | None) -> None:
