@@ -78,6 +78,15 @@ def jobs_affected(
                     f"{change.address} is deleted with {_jobs(under)} running under it: they "
                     "run on to their end, holding what they hold of their pool"
                 )
+        elif change.resource_type == "subject_policy" and name in after.policies:
+            moved = after.policies[name].pool
+            left = [j for j in held if j.policy == name and j.pool != moved]
+            if left:
+                notes.append(
+                    f"{change.address} moves to pool {moved} with {_jobs(left)} running under "
+                    "it elsewhere: they run on to their end, holding what they hold of their "
+                    f"pool, and count toward none of its bounds in {moved}"
+                )
     notes += _overcommitted(before, after, changes, held)
     if now is not None:
         notes += _preempted(before, after, jobs, now)
@@ -189,7 +198,8 @@ def _overcommitted(
     for change in changes:
         name = change.address.split(".", 1)[-1]
         old, new = before.policies.get(name), after.policies.get(name)
-        under = [j for j in held if j.policy == name]
+        # Only its jobs in the pool it has after the apply count toward its bounds there.
+        under = [j for j in held if j.policy == name and new is not None and j.pool == new.pool]
         if change.resource_type != "subject_policy" or old is None or new is None or not under:
             continue
         notes += _drop_note(

@@ -119,7 +119,10 @@ def own_watch(
 ) -> Callable[[], None]:
     """A standby's look at the attempts recorded at its own place, when no other scheduler
     runs on this directory (then that one watches them)."""
-    loop = SchedulerLoop(ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings)
+    steady = time.monotonic if ctx.clock is time.time else None  # as pools.run's loop
+    loop = SchedulerLoop(
+        ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings, steady=steady
+    )
     last: list[float] = []
 
     def watch() -> None:

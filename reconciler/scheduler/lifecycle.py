@@ -163,7 +163,11 @@ def ending(job: JobRecord, exit_code: int | None) -> Ending:
         return Ending(status, why, exit_code, left)
     if exit_code is None:
         return lost(job)
-    return Ending(Status.FAILED, reason(ReasonCode.EXITED, code=exit_code), exit_code, 0)
+    # Retries are for preemption and lost processes, not for a job's own failure: none is
+    # used (`jobs show` said "0 of 2 retries left" of a job that had run once).
+    return Ending(
+        Status.FAILED, reason(ReasonCode.EXITED, code=exit_code), exit_code, job.retries_left
+    )
 
 
 def lost(job: JobRecord) -> Ending:

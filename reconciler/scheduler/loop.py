@@ -150,8 +150,12 @@ class SchedulerLoop:
         clock: Callable[[], float],
         settings: LoopSettings | None = None,
         mark_workers: MarkWorkers | None = None,
+        steady: Callable[[], float] | None = None,
     ):
         self.store = store
+        # A clock that never jumps (time.monotonic), beside `clock`: see `_kill_due`.
+        self.steady = steady
+        self._kill_at: dict[tuple[int, int], float] = {}
         self.mark_workers = mark_workers
         self._marked: tuple[frozenset[str], frozenset[str]] | None = None
         self.executor = executor
@@ -270,10 +274,26 @@ class SchedulerLoop:
             self.executor.signal(job.id, job.attempt, pid, kill=False)
             self._signalled.add(key)
         deadline = job.stop_deadline
-        if not job.killed and deadline is not None and self.clock() >= deadline:
+        if not job.killed and deadline is not None and self._kill_due(key, deadline):
+            self._kill_at.pop(key, None)
             self.executor.signal(job.id, job.attempt, pid, kill=True)
             self.store.killed(job.id, self.clock())
             report.killed.append(job.id)
+
+    def _kill_due(self, key: tuple[int, int], deadline: float) -> bool:
+        """Whether a stopping job's SIGKILL deadline (wall time: recorded, so a restarted
+        scheduler keeps it) has come. A wall clock set back (an NTP step on a VM that ran
+        ahead) would push it away by as much, and a job that ignores SIGTERM would hold its
+        capacity that long: the grace left when this loop first saw the stop is also counted
+        on the steady clock, and the earlier of the two ends it."""
+        now = self.clock()
+        if now >= deadline:
+            return True
+        if self.steady is None:
+            return False
+        steady = self.steady()
+        due = self._kill_at.setdefault(key, steady + (deadline - now))
+        return steady >= due
 
     def _stop_removed(
         self, removals: Mapping[int, tuple[Removal, int]], report: CycleReport
@@ -410,7 +430,7 @@ class SchedulerLoop:
             if isinstance(error, OSError) and error.errno in SHORTAGES:
                 return _start_error(error)
             why = reason(ReasonCode.START_FAILED, error=_start_error(error))
-            failed = Ending(Status.FAILED, why, None, 0)
+            failed = Ending(Status.FAILED, why, None, job.retries_left)  # none used
             if self.store.ended([Ended(job.id, job.attempt, failed)], self.clock()):
                 report.ended.append((job.id, Status.FAILED))
             return None

@@ -3,6 +3,7 @@ pool and key, and each policy's share) and `scheduler run` (the loop, once or fo
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -156,8 +157,17 @@ def run_scheduler(
     deadlines unwatched until someone started the scheduler again."""
 
     def new_loop() -> SchedulerLoop:
+        # The steady clock backs the wall clock only where the wall clock is the real one (a
+        # test's injected clock decides alone).
+        steady = time.monotonic if ctx.clock is time.time else None
         return SchedulerLoop(
-            ctx.store, ctx.executor, ctx.read_config, ctx.clock, settings, ctx.mark_workers
+            ctx.store,
+            ctx.executor,
+            ctx.read_config,
+            ctx.clock,
+            settings,
+            ctx.mark_workers,
+            steady,
         )
 
     with ctx.exclusive():

@@ -8,7 +8,9 @@ Who may be a victim (ZenML's rules, Kueue's order):
   both jobs need), counting the victims taken before it and the jobs already being stopped as
   gone; then either the waiter takes back its own reservation (reclaim, any priority: while
   the policy still borrows), or the victim has strictly lower priority, the waiter's policy may
-  preempt, and the victim's policy keeps at least its reservation once the victim is gone;
+  preempt, and the victim's policy keeps at least its reservation, on the keys the pool lacks
+  for the waiter, once the victim is gone (a key the waiter finds room for, such as the
+  `step_run` every job takes, does not shield a policy that borrows what the waiter lacks);
 - of another pool of the waiter's tree (pools joined by `parent`), the same rules one level
   up: only while that pool uses more than its own capacity, taken back by a waiter whose pool
   stays within its own capacity (reclaim), or by strictly higher priority as long as the
@@ -68,20 +70,24 @@ def victims_among(
     shared = len(ledger.pools[own_pool].tree.names) > 1
     pool_reclaim = shared and ledger.within_capacity(route)
     demand = keys_of(route.demand)
+    short = ledger.shortage(route, np)
+    if short is None:
+        return None  # its own non-preemptible reservation is full: no victim would help
+    missing_pool, missing_policy = short
+    # The keys the pool lacks for the waiter: by priority, another policy (or pool) keeps its
+    # reservation on these; a key the waiter finds room for (`step_run` every job takes) is
+    # not what it takes from the victim's policy, so it protects no borrower.
+    contended = frozenset(missing_pool)
     if reclaim or pool_reclaim:
-        first: list[Holding] = candidates.lending()
-    elif may_preempt:
-        first = candidates.givable(demand)
+        first: list[Holding] = candidates.lending() if contended else []
+    elif may_preempt and contended:
+        first = candidates.givable(contended)
         if first and first[0].priority >= priority:
             first = []
     else:
         first = []
     if not first and not (own and own[0].priority < priority):
         return None  # nobody could be taken: no need to walk
-    short = ledger.shortage(route, np)
-    if short is None:
-        return None  # its own non-preemptible reservation is full: no victim would help
-    missing_pool, missing_policy = short
 
     # What is still missing once the chosen victims are gone: `missing_pool` counts every
     # victim, `missing_policy` only the waiter's own policy's jobs in its own pool.
@@ -123,7 +129,10 @@ def victims_among(
             if job.policy not in borrowers:
                 continue
             pool_level = False
-        if not _gives_up(ledger, job, demand, takes_back, mine, pool_level):
+        if not _holds_any(job, contended):
+            continue  # frees nothing the waiter lacks
+        keys = demand if takes_back else contended
+        if not _gives_up(ledger, job, keys, takes_back, mine, pool_level):
             if not takes_back and not mine:
                 never.append(job)  # not even alone: never in this cycle
             continue
@@ -132,7 +141,7 @@ def victims_among(
             found = True
             break
     for job in never:
-        candidates.drop(demand, job)
+        candidates.drop(contended, job)
     if not found:
         for job in own:
             if job.priority >= priority:
@@ -198,6 +207,13 @@ def _enough(missing_pool: dict[str, int], missing_policy: dict[str, int]) -> boo
     return True
 
 
+def _holds_any(job: Holding, keys: frozenset[str]) -> bool:
+    for key, value in job.amounts:  # noqa: SIM110 (a loop: no generator on a hot path)
+        if value and key in keys:
+            return True
+    return False
+
+
 def _gives_up(
     ledger: Ledger,
     job: Holding,
@@ -207,10 +223,11 @@ def _gives_up(
     pool: bool,
 ) -> bool:
     """Whether another policy (or pool) may lose `job`, given `mine`, what its victims so far
-    hold; if so, the job is added to `mine`. On the keys both the job and the waiter need
-    (as the cycle stands, without what its jobs being stopped hold): a reclaim takes it while the policy
-    still uses more than it reserved on one of them; priority only if the policy keeps at
-    least its reservation on all of them once the job is gone."""
+    hold; if so, the job is added to `mine`. On `demand`'s keys the job holds (as the cycle
+    stands, without what its jobs being stopped hold): a reclaim (`demand`: all the waiter
+    needs) takes it while the policy still uses more than it reserved on one of them; priority
+    (`demand`: what the pool lacks for the waiter) only if the policy keeps at least its
+    reservation on all of them once the job is gone."""
     used: Mapping[str, int]
     if pool:
         use = ledger.pools.get(job.pool)

@@ -24,6 +24,7 @@ known as such, so the rest of its queue only needs reasons.
 from __future__ import annotations
 
 import gc
+from dataclasses import replace
 from operator import attrgetter, itemgetter
 
 from reconciler.scheduler.admission import Admission, Lane, Waiting
@@ -67,6 +68,7 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
 
 
 def _schedule(snapshot: Snapshot, now: float) -> Decisions:
+    snapshot = _where_they_run(snapshot)
     config = snapshot.config
     # 2. Ledger (first: phase 1 looks its entries up once per distinct set of routes).
     ledger = Ledger(config, snapshot.holding)
@@ -90,6 +92,31 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
         claims=admission.claims,
         bypassed=bypassed,
     )
+
+
+def _where_they_run(snapshot: Snapshot) -> Snapshot:
+    """Held jobs whose policy an apply has since moved to another pool hold what they hold
+    of the pool they run in, under no policy of it, as jobs of a removed policy do: the
+    policy's limit and reservation are of its new pool, which they do not use (Kueue's
+    quota is per ClusterQueue), and `pools status` shows them there so. Counted under the
+    policy, they would keep its jobs out of the new pool while it stands idle."""
+    policies = snapshot.config.policies
+    moved = False
+    for held in snapshot.holding:
+        policy = policies.get(held.policy)
+        if policy is not None and policy.pool != held.pool:
+            moved = True
+            break
+    if not moved:
+        return snapshot
+    holding = []
+    for held in snapshot.holding:
+        policy = policies.get(held.policy)
+        if policy is not None and policy.pool != held.pool:
+            # No policy is named so ('@' is in no name): an entry of its own in the ledger.
+            held = replace(held, policy=f"{held.policy}@{held.pool}")
+        holding.append(held)
+    return replace(snapshot, holding=tuple(holding))
 
 
 def _candidates(

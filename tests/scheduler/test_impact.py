@@ -183,6 +183,22 @@ CASES = [
         id="a new pool touches nobody",
     ),
     pytest.param(
+        [
+            change("resource_pool.other", "create", {"capacity": {"gpu": 4, "step_run": 4}}),
+            change(
+                "subject_policy.team-a",
+                "replace",
+                {**TEAM, "pool": "other", "reserved": {"gpu": 1}, "limit": {"gpu": 2}},
+            ),
+        ],
+        [
+            "subject_policy.team-a moves to pool other with 2 jobs (10, 11) running under it "
+            "elsewhere: they run on to their end, holding what they hold of their pool, and "
+            "count toward none of its bounds in other"
+        ],
+        id="policy moved to another pool: its jobs left behind do not count against it there",
+    ),
+    pytest.param(
         [change("machine_pool.m.machine_type.h100", "update", {**H100, "max_size": 1})],
         [
             "machine_pool.m shrinks below what 1 running job (20) holds (gpu 12 held, gpu 8 "

@@ -73,8 +73,8 @@ def reference(inst: dict[str, object]) -> tuple[list[int], list[frozenset[int]],
     within its reservation) or strictly lower priority, and only while that policy borrows on
     a key both need once the set's earlier victims (in the documented order: other policies
     first, lowest priority, most recently admitted, highest id) of that policy are gone; for
-    priority (not reclaim), that policy must keep its reservation on those keys once the victim
-    is gone too."""
+    priority (not reclaim), that policy must keep its reservation, on those of the keys the
+    pool lacks for the waiter, once the victim is gone too."""
     capacity = {k: v * SCALE for k, v in inst["capacity"].items()}  # type: ignore[attr-defined]
     policies: dict = inst["policies"]  # type: ignore[type-arg, assignment]
     jobs: list = inst["jobs"]  # type: ignore[type-arg, assignment]
@@ -94,6 +94,7 @@ def reference(inst: dict[str, object]) -> tuple[list[int], list[frozenset[int]],
         return total
 
     pool_used, own = used(None), used(waiter["policy"])
+    lacking = {k for k, d in demand.items() if pool_used[k] + d > capacity[k]}
     reclaim = all(own[k] + d <= mine["reserved"][k] * SCALE for k, d in demand.items())
     may = mine["preemption"] != "Never"
 
@@ -120,7 +121,8 @@ def reference(inst: dict[str, object]) -> tuple[list[int], list[frozenset[int]],
             if not any(theirs[k] - before[k] > reserved[k] * SCALE for k in contended):
                 return False
             after = {k: theirs[k] - before[k] - _amount(job).get(k, 0) for k in KEYS}
-            if not reclaim and not all(after[k] >= reserved[k] * SCALE for k in contended):
+            kept = [k for k in contended if k in lacking]
+            if not reclaim and not all(after[k] >= reserved[k] * SCALE for k in kept):
                 return False
             for k, v in _amount(job).items():
                 before[k] += v

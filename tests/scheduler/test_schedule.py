@@ -151,7 +151,8 @@ def test_a_running_job_its_policy_could_not_spare_becomes_a_victim_once_the_poli
 
 
 def test_a_victim_is_taken_once_even_when_its_policy_grows_after_it_was_passed_over() -> None:
-    # Job 1 passes over job 10 (q would fall below its reservation of lic); job 2 takes job 10
+    # Job 1 passes over job 10 (q would fall below its reservation of lic, which the pool
+    # lacks for job 1 as it lacks gpu); job 2 takes job 10
     # back for r's reservation (reclaim); job 3 of q is admitted, so q uses more; job 4, alike
     # job 1, must not find job 10 again: it is already stopping for job 2.
     cfg = config(
@@ -169,10 +170,10 @@ def test_a_victim_is_taken_once_even_when_its_policy_grows_after_it_was_passed_o
         holding(12, "dc", "s", gpu=2, lic=3, priority=100, at=1),
     ]
     queue = [
-        queued(1, subject="p", gpu=1, lic=1, priority=10, at=1),
+        queued(1, subject="p", gpu=1, lic=4, priority=10, at=1),
         queued(2, subject="r", gpu=1, lic=1, priority=9, at=2),
         queued(3, subject="q", lic=2, cpu=1, priority=8, at=3),
-        queued(4, subject="p", gpu=1, lic=1, priority=7, at=4),
+        queued(4, subject="p", gpu=1, lic=4, priority=7, at=4),
     ]
     decisions = schedule(snapshot(cfg, queue, held), now=50)
     assert admitted(decisions) == [3]
@@ -456,3 +457,47 @@ def test_an_overcommitted_pool_still_starts_a_job_that_asks_for_none_of_what_is_
         "pool p holds more than its capacity since the last apply (gpu 1 over); no job asking "
         "for those keys starts there until running jobs drain below it"
     )
+
+
+def test_a_reservation_of_a_key_the_waiter_finds_room_for_does_not_shield_a_borrower() -> None:
+    # The quickstart's team-quota: research reserves gpu 4 and step_run 2 and runs two jobs of
+    # 4 GPUs (it borrows 4 GPUs; its step_run is at its reservation). ml-prod, of higher
+    # priority, needs 12 GPUs; the pool lacks 4 of them and has step_run to spare. Losing one
+    # job keeps research at its GPU reservation: it is taken, as Kueue or ZenML would, though
+    # research then runs below its step_run reservation (a key nobody lacks).
+    cfg = config(
+        resource_pools={"tq": {"gpu": 16, "step_run": 8}},
+        policies={
+            "ml-prod": policy("tq", "team/ml-prod", priority=100,
+                              reserved={"gpu": 8, "step_run": 4}, limit={"gpu": 16}),
+            "research": policy("tq", "team/research", priority=10,
+                               reserved={"gpu": 4, "step_run": 2}, limit={"gpu": 8}),
+        },
+    )  # fmt: skip
+    held = [
+        holding(6, "tq", "research", gpu=4, step_run=1, priority=10, at=1),
+        holding(7, "tq", "research", gpu=4, step_run=1, priority=10, at=2),
+    ]
+    queue = [queued(9, subject="team/ml-prod", gpu=12, priority=100, at=3)]
+    decisions = schedule(snapshot(cfg, queue, held), now=5)
+    assert [(p.preemptor, p.victims, p.why) for p in decisions.preempts] == [(9, (7,), "priority")]
+    # Its reservation still shields research on the key the waiter lacks: 16 GPUs would take
+    # it below 4, so nothing is preempted for them.
+    queue = [queued(9, subject="team/ml-prod", gpu=16, priority=100, at=3)]
+    decisions = schedule(snapshot(cfg, queue, held), now=5)
+    assert decisions.preempts == ()
+
+
+def test_jobs_a_moved_policy_left_in_its_old_pool_do_not_count_against_it_in_the_new_one() -> None:
+    # An apply moved policy dev from pool old to pool new (limit 2 GPUs there) while 4 of its
+    # jobs of 1 GPU run on in old: they hold what they hold of old, under no policy of it, and
+    # dev's next job starts in new, which stands idle. Counted under dev, they would keep it
+    # "past its limit by gpu 3" in a pool where it uses nothing.
+    cfg = config(
+        resource_pools={"old": {"gpu": 10}, "new": {"gpu": 2}},
+        policies={"dev": policy("new", "dev", priority=10, reserved={"gpu": 1}, limit={"gpu": 2})},
+    )
+    held = [holding(i, "old", "dev", gpu=1, priority=10, at=i) for i in range(5, 9)]
+    decisions = schedule(snapshot(cfg, [queued(9, subject="dev", gpu=1, at=10)], held), now=20)
+    assert admitted(decisions) == [9]
+    assert [a.pool for a in decisions.admits] == ["new"]
