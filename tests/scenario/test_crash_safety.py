@@ -152,6 +152,9 @@ def test_a_second_apply_without_lock_timeout_names_the_holder(tmp_path: Path) ->
             pass  # not created yet
         time.sleep(0.05)
     second = poolform("apply", directory, "--auto-approve")
+    # The first apply has done its part (it held the lock while the second ran): Ctrl-C ends
+    # it after its change in flight, not after all 40 x 0.4 s.
+    first.send_signal(signal.SIGINT)
     first.communicate(timeout=120)
     assert second.returncode == 1
     assert "locked" in second.stderr and "apply" in second.stderr and "pid" in second.stderr
