@@ -130,7 +130,10 @@ class FakeApi:
                 pass
 
         server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        # shutdown() waits for serve_forever's next look (0.5 s by default), every test.
+        thread = threading.Thread(
+            target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         thread.start()
         self.url = f"http://127.0.0.1:{server.server_address[1]}"
         try:

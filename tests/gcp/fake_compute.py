@@ -142,7 +142,11 @@ class FakeComputeServer:
         self.server = ThreadingHTTPServer((host, port), handler)
         self.server.daemon_threads = True
         self.url = f"http://{host}:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # stop() waits for serve_forever's next look (0.5 s by default): a test's teardown
+        # need not wait that long for a server it made.
+        self._thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     def start(self) -> FakeComputeServer:
         self._thread.start()

@@ -152,6 +152,10 @@ def test_a_second_apply_without_lock_timeout_names_the_holder(tmp_path: Path) ->
             pass  # not created yet
         time.sleep(0.05)
     second = poolform("apply", directory, "--auto-approve")
+    # The first apply has done its part (it held the lock while the second ran): SIGTERM ends
+    # it after its change in flight (as Ctrl-C does), not after all 40 x 0.4 s. Not SIGINT: a
+    # run started in the background without job control inherits SIGINT ignored.
+    first.send_signal(signal.SIGTERM)
     first.communicate(timeout=120)
     assert second.returncode == 1
     assert "locked" in second.stderr and "apply" in second.stderr and "pid" in second.stderr
