@@ -23,7 +23,8 @@ import fcntl
 import os
 import shutil
 import signal
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .workers import PID_NAME, WORKER_ENV
@@ -73,14 +74,32 @@ def stray_directories(workers_dir: Path, owned: set[str]) -> list[Path]:
     return sorted(Path(e.path) for e in entries if e.is_dir() and e.name not in owned)
 
 
-def end_setups(directory: Path) -> list[int]:
+# How long `end_setups` waits for the processes it killed to be gone (SIGKILL is delivered
+# when the process next runs: on a loaded machine, not at once).
+GONE_WITHIN_S = 5.0
+
+
+def end_setups(directory: Path, *, clock: Callable[[], float] = time.monotonic) -> list[int]:
     """SIGKILL every process still running for the worker in `directory`: found by the worker
-    id in its environment (which its children inherit), or by the process group `setup` led."""
+    id in its environment (which its children inherit), or by the process group `setup` led.
+    Returns once none is left (or after `GONE_WITHIN_S`): the caller removes the directory
+    next, which a process still dying could otherwise write into, and a process forked just
+    before the kill is found and killed on the next look."""
     worker_id = directory.name
     pids = processes_of(worker_id)
-    for pid in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
+    killed = set(pids)
+    deadline = clock() + GONE_WITHIN_S
+    alive = pids
+    while alive:
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        if clock() >= deadline:
+            break
+        time.sleep(0.01)
+        alive = processes_of(worker_id)
+        killed.update(alive)
+    pids = sorted(killed)
     if not Path("/proc").is_dir():  # no way to check a pid is ours: the group setup led
         leader = _pid_file(directory)
         if leader is not None:
