@@ -20,7 +20,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,7 +27,7 @@ import pytest
 
 from tests.adversarial.conftest import Pf
 from tests.scenario.installed import poolform_command
-from tests.state.services import BUCKET, drop_schema, moto_s3, new_schema, pg_url, s3_endpoint
+from tests.state.services import moto_s3, s3_endpoint, team_configuration
 
 __all__ = ["moto_s3", "s3_endpoint"]  # the S3 fixtures (moto in server mode, over HTTP)
 
@@ -60,26 +59,9 @@ entrypoint()
 
 @pytest.fixture(params=["postgres", "s3"])
 def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Path, dict[str, str]]]:
-    """A configuration on a team backend, applied: (its directory, the environment it needs)."""
-    directory = tmp_path / "team"
-    directory.mkdir()
-    if request.param == "postgres":
-        url, schema = pg_url(), new_schema()
-        state = f"{{backend: postgres, dsn: '${{env:TEAM_PG}}', key: {schema}}}"
-        env = {"TEAM_PG": url}
-    else:
-        endpoint = request.getfixturevalue("s3_endpoint")
-        state = f"{{backend: s3, bucket: {BUCKET}, key: lost-{uuid.uuid4().hex[:8]}}}"
-        env = {"AWS_ENDPOINT_URL": endpoint}
-    (directory / "cluster.yaml").write_text(
-        f"kind: Cluster\nname: team\nprovider: local\nstate: {state}\n"
-    )
-    (directory / "pools.yaml").write_text(POOLS)
-    try:
-        yield directory, env
-    finally:
-        if request.param == "postgres":
-            drop_schema(url, schema)
+    """A configuration on a team backend: (its directory, the environment it needs)."""
+    with team_configuration(request, tmp_path, POOLS) as made:
+        yield made
 
 
 def with_lock_broken_while_opening(

@@ -186,3 +186,31 @@ class PrivatePostgres:
         with contextlib.suppress(RuntimeError):
             self.kill()
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def team_configuration(
+    request: pytest.FixtureRequest, tmp_path: Path, pools: str, *, key_prefix: str = "lost"
+) -> Iterator[tuple[Path, dict[str, str]]]:
+    """A configuration on the team backend `request.param` names ("postgres" or "s3"), the
+    local provider and `pools`, not applied: (its directory, the environment it needs). Its
+    PostgreSQL schema is dropped afterwards; an S3 state gets a key of its own."""
+    directory = tmp_path / "team"
+    directory.mkdir()
+    if request.param == "postgres":
+        url, schema = pg_url(), new_schema()
+        state = f"{{backend: postgres, dsn: '${{env:TEAM_PG}}', key: {schema}}}"
+        env = {"TEAM_PG": url}
+    else:
+        endpoint = request.getfixturevalue("s3_endpoint")
+        state = f"{{backend: s3, bucket: {BUCKET}, key: {key_prefix}-{uuid.uuid4().hex[:8]}}}"
+        env = {"AWS_ENDPOINT_URL": endpoint}
+    (directory / "cluster.yaml").write_text(
+        f"kind: Cluster\nname: team\nprovider: local\nstate: {state}\n"
+    )
+    (directory / "pools.yaml").write_text(pools)
+    try:
+        yield directory, env
+    finally:
+        if request.param == "postgres":
+            drop_schema(url, schema)
