@@ -8,12 +8,10 @@ sensitive values are still never shown, also one cut by where that read starts."
 
 from __future__ import annotations
 
-import resource
-import subprocess
 from pathlib import Path
 
 from providers.local.workers import LOG_NAME, REDACTED, TAIL_BYTES, log_tail
-from tests.scenario.installed import poolform_command
+from tests.scenario.installed import poolform_within_memory
 
 GIB = 1 << 30
 CONFIG = """kind: Cluster
@@ -38,15 +36,11 @@ def test_a_setup_that_printed_300_mb_fails_with_its_last_lines_in_bounded_memory
 ) -> None:
     (tmp_path / "pool.yaml").write_text(CONFIG)
 
-    def limit() -> None:  # a run that reads the log whole cannot fit in this
-        resource.setrlimit(resource.RLIMIT_AS, (GIB, GIB))
-
-    result = subprocess.run(
-        [*poolform_command(), "apply", str(tmp_path), "--auto-approve"],
-        capture_output=True,
-        text=True,
-        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "CI": "true", "TOKEN": TOKEN},
-        preexec_fn=limit,
+    # A run that reads the log whole cannot fit in a GiB.
+    result = poolform_within_memory(
+        GIB,
+        *("apply", tmp_path, "--auto-approve"),
+        env={"PATH": "/usr/bin:/bin", "TOKEN": TOKEN},
         timeout=300,
     )
     said = result.stdout + result.stderr

@@ -10,8 +10,6 @@ secret cut by where a chunk ends is still taken out whole: every stretch covered
 from __future__ import annotations
 
 import random
-import resource
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -19,7 +17,7 @@ import pytest
 from providers.local import redaction
 from providers.local.redaction import StreamRedactor, patterns, redact_file
 from providers.local.workers import LOG_NAME, MIN_REDACTED_LINE, REDACTED
-from tests.scenario.installed import poolform_command
+from tests.scenario.installed import poolform_within_memory
 
 GIB = 1 << 30
 TOKEN = "tok-5ecret-value-never-shown"
@@ -42,15 +40,11 @@ setup: |
 def test_a_setup_that_printed_300_mb_is_redacted_in_bounded_memory(tmp_path: Path) -> None:
     (tmp_path / "pool.yaml").write_text(CONFIG)
 
-    def limit() -> None:  # a run that reads the log whole cannot fit in this
-        resource.setrlimit(resource.RLIMIT_AS, (GIB, GIB))
-
-    result = subprocess.run(
-        [*poolform_command(), "apply", str(tmp_path), "--auto-approve"],
-        capture_output=True,
-        text=True,
-        env={"PATH": "/usr/bin:/bin", "NO_COLOR": "1", "CI": "true", "TOKEN": TOKEN},
-        preexec_fn=limit,
+    # A run that reads the log whole cannot fit in a GiB.
+    result = poolform_within_memory(
+        GIB,
+        *("apply", tmp_path, "--auto-approve"),
+        env={"PATH": "/usr/bin:/bin", "TOKEN": TOKEN},
         timeout=600,
     )
     said = result.stdout + result.stderr

@@ -39,3 +39,24 @@ def start(*args: object, env: dict[str, str] | None = None) -> subprocess.Popen[
         text=True,
         env=environment,
     )
+
+
+def poolform_within_memory(
+    limit_bytes: int, *args: object, env: dict[str, str], timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """`poolform ARGS...` with its address space capped at `limit_bytes` (`ulimit -v`, a CI
+    container's limit): a run that reads a large file whole cannot fit in it. Only `env` is
+    its environment (with CI and NO_COLOR set)."""
+    import resource
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit_bytes, limit_bytes))
+
+    return subprocess.run(
+        [*poolform_command(), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={"CI": "true", "NO_COLOR": "1", **env},
+        preexec_fn=limit,
+        timeout=timeout,
+    )
