@@ -2,7 +2,9 @@
 a value of 64 characters, `ML-Research`), passed `poolform validate`; `apply` then made the
 Cluster and the other machine types and failed on that template with GCE's 400 ("Label key or
 value violates format constraints"), a half-done apply. Such labels are now refused at
-validate, naming the file, line and column, and apply changes nothing. Driven through the
+validate, naming the file, line and column, and apply changes nothing. So is a label keyed
+`poolform-address` or `poolform-lineage`: poolform's own value overwrote it on the template,
+and every later plan replaced the template to put the user's back (drift: exit 2). Driven through the
 installed poolform against the local Compute endpoint, which refuses them as GCE does."""
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ REFUSED = {
     "a key not starting with a letter": ("1team: ml", "starts with a lowercase letter"),
     "a dot": ("team: ml.research", "not '.'"),
     "a number": ("owner: 5", 'a label value is a string: quote it ("5")'),
+    "poolform's own key": ("poolform-address: mine", "`poolform-address` is poolform's own"),
 }
 
 

@@ -7,7 +7,7 @@ import re
 import time
 from collections.abc import Callable
 
-from reconciler.checks.labels import label_problem
+from providers.gcp.labels import label_problem
 from tests.gcp.fake_cloud import API, FakeCloud, HttpFault, Json, matches, page, public
 
 Handler = Callable[[FakeCloud, dict[str, str], dict[str, str], Json], Json]
