@@ -17,6 +17,7 @@ from reconciler.checks.instances import (
     compute_config_instance_types,
     worker_pool_instance_types,
 )
+from reconciler.checks.labels import gcp_labels
 from reconciler.checks.names import reference_cycles, references_exist, unique_names
 from reconciler.checks.secrets import env_only_where_read
 from reconciler.checks.settings import provider_settings_accepted, state_backend_available
@@ -48,6 +49,7 @@ CHECKS: tuple[Check, ...] = (
     policies_fit,
     request_shapes,
     providers_agree,
+    gcp_labels,
     compute_config_instance_types,
     worker_pool_instance_types,
     provider_settings_accepted,

@@ -7,12 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from providers.protocol import Provider
+from providers.protocol import TAG_TOKEN, Provider
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.drift.accept import accepted_record
 from reconciler.drift.model import DriftReport, DriftStatus
 from reconciler.drift.refresh import refresh_all
 from reconciler.errors import PoolformError
+from reconciler.plan.refresh import RefreshResult, is_left_behind
 from reconciler.usecases.common import (
     Confirm,
     confirmed,
@@ -32,6 +33,7 @@ from reconciler.workspace import (
     read_state_for_reading,
     secret_salt,
 )
+from state import StateSnapshot
 
 
 class NothingRecorded(PoolformError):
@@ -84,6 +86,17 @@ def detect_drift(
     return report
 
 
+def left_behind_token(snapshot: StateSnapshot, found: RefreshResult, address: str) -> str | None:
+    """The idempotency token of what is left of a resource deleted by hand (the launch template
+    of a group deleted in the console). Forgetting the record alone would leave that part
+    recorded nowhere, reported for ever and deleted by no plan; kept as the address's create
+    intent, the next plan adopts it (the create re-run with its token makes the group on it)
+    or, when the address is no longer declared, deletes it."""
+    left = [o for o in found.orphans if o.address == address and is_left_behind(snapshot, o)]
+    tokens = {o.tags.get(TAG_TOKEN) for o in left} - {None}
+    return tokens.pop() if len(tokens) == 1 else None
+
+
 def _missing(report: DriftReport) -> set[str]:
     """Recorded resources the provider no longer has under this state's lineage."""
     return {d.address for d in report.drifted if d.status is DriftStatus.DELETED}
@@ -117,7 +130,8 @@ def accept_drift(
             refuse_moved_place(configuration, snapshot)
             provider = open_provider(configuration, backend)
             salt = secret_salt(configuration, snapshot.lineage)
-            report = refresh_all(provider, snapshot, salt, retry or RetryPolicy(), clock).report
+            refresh = refresh_all(provider, snapshot, salt, retry or RetryPolicy(), clock)
+            report = refresh.report
             refuse_foreign_state(
                 configuration, snapshot, _missing(report), provider, retry=retry, clock=clock
             )
@@ -127,7 +141,10 @@ def accept_drift(
             confirmed(confirm, "accept these values into state", "Apply cancelled")
             for item in report.drifted:
                 if item.status is DriftStatus.DELETED:
+                    left = left_behind_token(snapshot, refresh.refreshed.found, item.address)
                     backend.delete_resource(item.address, expected_lineage=snapshot.lineage)
+                    if left is not None:  # after: deleting a record clears its intent
+                        backend.record_intent(item.address, left)
                     continue
                 record = snapshot.get(item.address)
                 assert record is not None  # drift is found only for recorded resources

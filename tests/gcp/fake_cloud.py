@@ -9,7 +9,8 @@ Only what poolform uses, behaving as GCE does where poolform depends on it:
 - instance creation fails while a machine type and market are exhausted (`exhaust`): the group
   stays unstable and reports the error in listErrors, as GCE does;
 - operations are RUNNING when returned and DONE on the next poll (never, for `stick`);
-- a template used by a group cannot be deleted (400 resourceInUseByAnotherResource).
+- a template used by a group cannot be deleted (400 resourceInUseByAnotherResource);
+- a template whose labels break GCE's rules (uppercase, over 63 characters) is refused (400).
 """
 
 from __future__ import annotations

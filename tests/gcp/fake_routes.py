@@ -7,6 +7,7 @@ import re
 import time
 from collections.abc import Callable
 
+from providers.gcp.labels import label_problem
 from tests.gcp.fake_cloud import API, FakeCloud, HttpFault, Json, matches, page, public
 
 Handler = Callable[[FakeCloud, dict[str, str], dict[str, str], Json], Json]
@@ -50,6 +51,14 @@ def insert_template(cloud: FakeCloud, p: dict[str, str], q: dict[str, str], body
         raise HttpFault(
             409, "alreadyExists", f"The resource 'instanceTemplates/{name}' already exists"
         )
+    for key, value in ((body.get("properties") or {}).get("labels") or {}).items():
+        if label_problem(key, key=True) or label_problem(str(value), key=False):
+            raise HttpFault(  # GCE's words for a label outside its rules
+                400,
+                "invalid",
+                "Invalid value for field 'resource.properties.labels': "
+                f"'{key}'. Label key or value violates format constraints.",
+            )
     resource = cloud._resource(name, "global/instanceTemplates", body)
 
     def apply() -> None:
