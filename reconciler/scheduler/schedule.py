@@ -4,7 +4,8 @@ The cycle runs in numbered phases, as Kueue's does, but admits everything that f
 snapshot instead of one head per queue:
 
 1. Routes: resolve every queued job against the applied configuration; a job no route could
-   ever hold is rejected (after an apply made it impossible, the reason says so).
+   ever hold is rejected (after an apply made it impossible, the reason says so); a job whose
+   route an apply moved to another pool is reported with the pool it waits for now.
 2. Ledger: account what running, admitted and stopping jobs hold.
 3. Order: jobs room is held for first (jobs passed too often, then claimants, whose victims
    are exiting), then priority (higher first), then submission time, then id, so the same
@@ -73,7 +74,8 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
     # 2. Ledger (first: phase 1 looks its entries up once per distinct set of routes).
     ledger = Ledger(config, snapshot.holding)
     # 1. Routes.
-    rejects, waiting = _routes(snapshot, ledger, now)
+    moves: dict[int, str] = {}
+    rejects, waiting = _routes(snapshot, ledger, now, moves)
     candidates, outstanding = _candidates(snapshot, ledger)
     # 3. Order: jobs passed too often, claimants, the rest; then priority, submission, id.
     waiting = _in_order(waiting)
@@ -91,6 +93,7 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
         reasons=admission.reasons,
         claims=admission.claims,
         bypassed=bypassed,
+        moves=moves,
     )
 
 
@@ -179,16 +182,22 @@ def _carry_bypass_counts(
                 reasons[job.id] = Reason(why.code, {**why.detail, BYPASSED: job.bypassed})
 
 
-def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject], list[Waiting]]:
+def _routes(
+    snapshot: Snapshot, ledger: Ledger, now: float, moves: dict[int, str]
+) -> tuple[list[Reject], list[Waiting]]:
     """Every queued job's lanes (or its rejection), with its place in the order. A batch's
     ranks share one request object: the next rank reuses what the one before it found, any
     other job looks its request up by value (its hash is kept, and the lookup finds the very
-    object first when the configuration saw it before)."""
+    object first when the configuration saw it before).
+
+    `moves` gets each routed job whose stored pool none of its routes names any more (an
+    apply moved its policy, or removed that pool of several): the first route's pool, as
+    submit names it. A job that still routes to its stored pool, among others, keeps it."""
     config = snapshot.config
     resolved = config.resolved  # per configuration: the same request always routes the same
     forms = config.forms
     when = f" since the apply of state serial {config.serial}"
-    compiled: dict[int, tuple[tuple[Lane, ...], int, int]] = {}
+    compiled: dict[int, tuple[tuple[Lane, ...], int, int, frozenset[str], str]] = {}
     entries = _Entries(ledger)
     noted: set[int] = set()
     demands: set[tuple[int, Amounts]] = set()  # (tree, demand) noted
@@ -201,7 +210,9 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
     run_request: JobRequest | None = None
     run_batch, run_at, run_bypassed, run_last = 0, 0.0, 0, 0
     last_request: JobRequest | None = None
-    found: tuple[tuple[Lane, ...], int, int] | Reason | None = None
+    found: tuple[tuple[Lane, ...], int, int, frozenset[str], str] | Reason | None = None
+    pools: frozenset[str] = frozenset()  # the pools the last routed entry's routes name
+    first = ""  # and the first one's
     for job in snapshot.queued:
         request: JobRequest = job.request
         if (
@@ -213,6 +224,9 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
             and (job.claim_until is None or job.claim_until <= now)
         ):
             # Alike the run's first (the last entry), which room is not held for either.
+            stored = job.pool
+            if stored is not None and stored not in pools:
+                moves[job.id] = first
             if run is not None:
                 run.append(job)
             else:  # the run's first list (most jobs have none: an empty tuple until then)
@@ -238,7 +252,14 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
                 found = compiled.get(id(routes))
                 if found is None:
                     lanes = entries.lanes(routes)
-                    found = compiled[id(routes)] = (lanes, shape, -routes[0].priority)
+                    named = frozenset([route.pool for route in routes])
+                    found = compiled[id(routes)] = (
+                        lanes,
+                        shape,
+                        -routes[0].priority,
+                        named,
+                        routes[0].pool,
+                    )
                     if shape not in noted:  # the same form notes the same
                         noted.add(shape)
                         _note_trees(lanes, demands)
@@ -246,7 +267,10 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
             rejects.append(Reject(job.id, found))
             continue
         assert found is not None
-        lanes, shape, rank = found
+        lanes, shape, rank, pools, first = found
+        stored = job.pool
+        if stored is not None and stored not in pools:
+            moves[job.id] = first
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
         # Room is held for it: passed too often (first: that room was held before any claim
