@@ -46,7 +46,7 @@ from reconciler.scheduler.routing import resolve
 from reconciler.scheduler.usage import PolicyUse, PoolUse, TreeUse
 from reconciler.scheduler.waiting import explain_failure
 
-__all__ = ["explain_failure", "schedule"]
+__all__ = ["explain_failure", "schedule", "where_they_run"]
 
 
 def schedule(snapshot: Snapshot, now: float) -> Decisions:
@@ -69,7 +69,7 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
 
 
 def _schedule(snapshot: Snapshot, now: float) -> Decisions:
-    snapshot = _where_they_run(snapshot)
+    snapshot = where_they_run(snapshot)
     config = snapshot.config
     # 2. Ledger (first: phase 1 looks its entries up once per distinct set of routes).
     ledger = Ledger(config, snapshot.holding)
@@ -97,7 +97,7 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
     )
 
 
-def _where_they_run(snapshot: Snapshot) -> Snapshot:
+def where_they_run(snapshot: Snapshot) -> Snapshot:
     """Held jobs whose policy an apply has since moved to another pool hold what they hold
     of the pool they run in, under no policy of it, as jobs of a removed policy do: the
     policy's limit and reservation are of its new pool, which they do not use (Kueue's
