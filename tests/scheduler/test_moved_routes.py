@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from reconciler.scheduler.model import Queued
+from reconciler.scheduler.pools import pool_status
 from reconciler.scheduler.reasons import Reason
 from reconciler.scheduler.routing import resolve
 from reconciler.scheduler.schedule import schedule
@@ -77,3 +78,18 @@ def test_a_job_whose_route_stands_is_not_reported() -> None:
     decisions = schedule(snapshot(cfg, [waiting_in("a", 1), queued(2, subject="dev")], full), 0.0)
 
     assert decisions.moves == {}  # job 2: no pool stored (None), nothing to compare
+
+
+def test_pools_status_counts_a_queued_job_where_jobs_list_lists_it() -> None:
+    """Its stored pool while it routes there (a job of two pools queued again where it ran),
+    else its first route's, where the next cycle moves it (as `jobs list` will list it)."""
+    policies = {"dev-a": policy("a", "dev"), "dev-b": policy("b", "dev")}
+    cfg = config(resource_pools=POOLS, policies=policies)
+    routes = resolve(request(subject="dev", gpu=1), cfg)
+    assert not isinstance(routes, Reason)
+    first, other = routes[0].pool, routes[1].pool
+    queue = snapshot(cfg, [waiting_in(other, 1), waiting_in("c", 2)])
+
+    counted = {name: pool_status(queue, name).queued for name in ("a", "b", "c")}
+
+    assert counted == {first: 1, other: 1, "c": 0}
