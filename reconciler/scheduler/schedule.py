@@ -197,7 +197,7 @@ def _routes(
     resolved = config.resolved  # per configuration: the same request always routes the same
     forms = config.forms
     when = f" since the apply of state serial {config.serial}"
-    compiled: dict[int, tuple[tuple[Lane, ...], int, int, frozenset[str], str]] = {}
+    compiled: dict[int, tuple[tuple[Lane, ...], int, int, tuple[Route, ...], str]] = {}
     entries = _Entries(ledger)
     noted: set[int] = set()
     demands: set[tuple[int, Amounts]] = set()  # (tree, demand) noted
@@ -210,9 +210,9 @@ def _routes(
     run_request: JobRequest | None = None
     run_batch, run_at, run_bypassed, run_last = 0, 0.0, 0, 0
     last_request: JobRequest | None = None
-    found: tuple[tuple[Lane, ...], int, int, frozenset[str], str] | Reason | None = None
-    pools: frozenset[str] = frozenset()  # the pools the last routed entry's routes name
-    first = ""  # and the first one's
+    found: tuple[tuple[Lane, ...], int, int, tuple[Route, ...], str] | Reason | None = None
+    named: tuple[Route, ...] = ()  # the last routed entry's routes
+    first = ""  # and the first one's pool (most jobs': a string compared, nothing more)
     for job in snapshot.queued:
         request: JobRequest = job.request
         if (
@@ -225,7 +225,7 @@ def _routes(
         ):
             # Alike the run's first (the last entry), which room is not held for either.
             stored = job.pool
-            if stored is not None and stored not in pools:
+            if stored != first and stored is not None and _left(stored, named):
                 moves[job.id] = first
             if run is not None:
                 run.append(job)
@@ -252,12 +252,11 @@ def _routes(
                 found = compiled.get(id(routes))
                 if found is None:
                     lanes = entries.lanes(routes)
-                    named = frozenset([route.pool for route in routes])
                     found = compiled[id(routes)] = (
                         lanes,
                         shape,
                         -routes[0].priority,
-                        named,
+                        routes,
                         routes[0].pool,
                     )
                     if shape not in noted:  # the same form notes the same
@@ -267,9 +266,9 @@ def _routes(
             rejects.append(Reject(job.id, found))
             continue
         assert found is not None
-        lanes, shape, rank, pools, first = found
+        lanes, shape, rank, named, first = found
         stored = job.pool
-        if stored is not None and stored not in pools:
+        if stored != first and stored is not None and _left(stored, named):
             moves[job.id] = first
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
@@ -289,6 +288,11 @@ def _routes(
         append((place, rank, at, job_id, job, lanes, shape, claimant, ()))
         run_batch, run_at, run_bypassed, run_last = batch, at, bypassed, job_id
     return rejects, waiting
+
+
+def _left(pool: str, routes: tuple[Route, ...]) -> bool:
+    """Whether none of the routes is through the pool (its job's route moved away from it)."""
+    return all(route.pool != pool for route in routes)
 
 
 class _Entries:
