@@ -9,7 +9,7 @@ from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Route, Snapshot, Status
 from reconciler.scheduler.reasons import Reason
 from reconciler.scheduler.routing import Candidate, candidates, demand_on
-from reconciler.scheduler.schedule import explain_failure
+from reconciler.scheduler.schedule import explain_failure, where_they_run
 from reconciler.scheduler.store import JobRecord
 
 
@@ -34,7 +34,9 @@ def explain(job: JobRecord, snapshot: Snapshot) -> list[CandidateLine] | Reason:
     found = candidates(job.request, snapshot.config)
     if isinstance(found, Reason):
         return found
-    ledger = Ledger(snapshot.config, snapshot.holding)
+    # Jobs running on in a pool their policy has left hold nothing of the policy there, as
+    # the cycle counts them: the lines must agree with the reason the cycle gave.
+    ledger = Ledger(snapshot.config, where_they_run(snapshot).holding)
     lines: list[CandidateLine] = []
     for candidate in found:
         policy = None if candidate.policy.implicit else candidate.policy.name

@@ -49,6 +49,7 @@ def snapshot_of(
                     job.claim_until,
                     job.reason,
                     _bypassed(job.reason),
+                    job.pool,
                 )
             )
         elif job.status in (Status.ADMITTED, Status.RUNNING) and job.pool and job.policy:

@@ -205,6 +205,7 @@ class Queued:
     claim_until: float | None = None  # it preempted others; their capacity is held for it
     reason: Reason | None = None  # as stored (the loop writes only what changed)
     bypassed: int = 0  # admissions that went past it while it waited (anti-starvation)
+    pool: str | None = None  # as stored: the pool it was last routed to (None: not known)
 
 
 @dataclass(frozen=True)
@@ -277,3 +278,6 @@ class Decisions:
     reasons: Mapping[int, Reason] = field(default_factory=dict)  # every job left queued
     claims: Mapping[int, float] = field(default_factory=dict)  # preemptor -> claim expiry
     bypassed: Mapping[int, int] = field(default_factory=dict)  # queued job -> its new count
+    # Queued job -> the pool it routes to now, where an apply moved its route away from the
+    # pool stored for it (its policy moved): the first of its routes, as at submit.
+    moves: Mapping[int, str] = field(default_factory=dict)

@@ -48,7 +48,8 @@ class PoolStatus:
     workers: list[tuple[str, int | None]] = field(default_factory=list)  # (worker, job)
 
 
-def _pool_status(snapshot: Snapshot, name: str) -> PoolStatus:
+def pool_status(snapshot: Snapshot, name: str) -> PoolStatus:
+    """One pool's status in a snapshot (a pure function)."""
     config = snapshot.config
     pool = config.pools[name]
     holding = [h for h in snapshot.holding if h.pool == name]
@@ -57,9 +58,14 @@ def _pool_status(snapshot: Snapshot, name: str) -> PoolStatus:
     queued = 0
     for job in snapshot.queued:
         routes = resolve(job.request, config)
-        if isinstance(routes, tuple) and routes[0].pool == name:
+        if not isinstance(routes, tuple):
+            continue
+        # Where `jobs list` lists it: its pool while it still routes there (a job of several
+        # pools requeued where it ran), else the first route's, where the next cycle moves it.
+        route = next((r for r in routes if r.pool == job.pool), routes[0])
+        if route.pool == name:
             queued += 1
-            for key, value in routes[0].demand:
+            for key, value in route.demand:
                 queued_demand[key] = queued_demand.get(key, 0) + value
     shares: list[PolicyShare] = []
     reserved: dict[str, int] = {}
@@ -131,7 +137,7 @@ def pools_status(ctx: SchedulerContext, name: str | None = None) -> PoolsStatus:
         raise PoolformError(f"no pool named {name} is applied (pools: {known})")
     snapshot = snapshot_of(config, records, 0, 0.0)
     names = [name] if name is not None else sorted(config.pools)
-    return PoolsStatus([_pool_status(snapshot, n) for n in names], deleted if name is None else [])
+    return PoolsStatus([pool_status(snapshot, n) for n in names], deleted if name is None else [])
 
 
 def run_scheduler(

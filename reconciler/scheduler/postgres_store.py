@@ -406,6 +406,8 @@ class PostgresStore:
     ) -> Committed:
         with self._txn() as conn:
             writes = Writes(conn, self._s, now)
+            # First: a moved job admitted this cycle has its move in its history before it.
+            writes.move(decisions.moves, decisions.serial)
             admitted = writes.admit(decisions.admits, place)
             preempting = writes.preempt(decisions.preempts, grace)
             writes.claim(decisions.claims)

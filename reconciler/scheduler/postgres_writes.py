@@ -50,6 +50,26 @@ class Writes:
     def _ids(self, sql: str, args: Sequence[Any]) -> set[int]:
         return {int(row[0]) for row in self.conn.execute(sql, args).fetchall()}
 
+    def move(self, moves: Mapping[int, str], serial: int) -> None:
+        """Queued jobs whose route an apply moved wait for another pool now: theirs is set to
+        it (what `jobs list --pool` and `jobs cancel --pool` go by), and the move is a history
+        event; a job no longer queued, or already there, is left as it is."""
+        if not moves:
+            return
+        rows = self.conn.execute(
+            f"UPDATE {self.s}.sched_jobs j SET pool = w.pool"
+            " FROM (SELECT v.*, o.pool AS old FROM unnest(%s::bigint[], %s::text[])"
+            f" AS v(job, pool) JOIN {self.s}.sched_jobs o ON o.id = v.job"
+            " AND o.status = 'queued' AND o.pool IS DISTINCT FROM v.pool) AS w"
+            " WHERE j.id = w.job RETURNING j.id, w.old",
+            (list(moves), list(moves.values())),
+        ).fetchall()
+        was = {int(row[0]): row[1] for row in rows}
+        for job, pool in moves.items():  # in the decisions' order, as the other events are
+            if job in was:
+                why = reason(ReasonCode.ROUTE_MOVED, was=was[job], pool=pool, serial=serial)
+                self.event(job, Status.QUEUED.value, why)
+
     def admit(self, admits: Sequence[Admit], place: Place | None) -> list[int]:
         """Queued jobs admitted, with the capacity they hold and the place their attempts
         run; the ids admitted."""

@@ -53,6 +53,7 @@ class ReasonCode(enum.StrEnum):
     ADOPTED = "adopted"
     GONE = "gone"
     WORKER_GONE = "worker_gone"
+    ROUTE_MOVED = "route_moved"
 
 
 # The one place a reason's words live. `{name}` fields come from the reason's detail.
@@ -131,6 +132,9 @@ TEXT: dict[ReasonCode, str] = {
     ReasonCode.WORKER_GONE: (
         "its worker {worker} of pool {pool} was removed by the apply of state serial {serial}; "
         "stopping"
+    ),
+    ReasonCode.ROUTE_MOVED: (
+        "the apply of state serial {serial} moved its route from pool {was} to pool {pool}"
     ),
 }
 

@@ -4,7 +4,8 @@ The cycle runs in numbered phases, as Kueue's does, but admits everything that f
 snapshot instead of one head per queue:
 
 1. Routes: resolve every queued job against the applied configuration; a job no route could
-   ever hold is rejected (after an apply made it impossible, the reason says so).
+   ever hold is rejected (after an apply made it impossible, the reason says so); a job whose
+   route an apply moved to another pool is reported with the pool it waits for now.
 2. Ledger: account what running, admitted and stopping jobs hold.
 3. Order: jobs room is held for first (jobs passed too often, then claimants, whose victims
    are exiting), then priority (higher first), then submission time, then id, so the same
@@ -45,7 +46,7 @@ from reconciler.scheduler.routing import resolve
 from reconciler.scheduler.usage import PolicyUse, PoolUse, TreeUse
 from reconciler.scheduler.waiting import explain_failure
 
-__all__ = ["explain_failure", "schedule"]
+__all__ = ["explain_failure", "schedule", "where_they_run"]
 
 
 def schedule(snapshot: Snapshot, now: float) -> Decisions:
@@ -68,12 +69,13 @@ def schedule(snapshot: Snapshot, now: float) -> Decisions:
 
 
 def _schedule(snapshot: Snapshot, now: float) -> Decisions:
-    snapshot = _where_they_run(snapshot)
+    snapshot = where_they_run(snapshot)
     config = snapshot.config
     # 2. Ledger (first: phase 1 looks its entries up once per distinct set of routes).
     ledger = Ledger(config, snapshot.holding)
     # 1. Routes.
-    rejects, waiting = _routes(snapshot, ledger, now)
+    moves: dict[int, str] = {}
+    rejects, waiting = _routes(snapshot, ledger, now, moves)
     candidates, outstanding = _candidates(snapshot, ledger)
     # 3. Order: jobs passed too often, claimants, the rest; then priority, submission, id.
     waiting = _in_order(waiting)
@@ -91,10 +93,11 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
         reasons=admission.reasons,
         claims=admission.claims,
         bypassed=bypassed,
+        moves=moves,
     )
 
 
-def _where_they_run(snapshot: Snapshot) -> Snapshot:
+def where_they_run(snapshot: Snapshot) -> Snapshot:
     """Held jobs whose policy an apply has since moved to another pool hold what they hold
     of the pool they run in, under no policy of it, as jobs of a removed policy do: the
     policy's limit and reservation are of its new pool, which they do not use (Kueue's
@@ -179,16 +182,22 @@ def _carry_bypass_counts(
                 reasons[job.id] = Reason(why.code, {**why.detail, BYPASSED: job.bypassed})
 
 
-def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject], list[Waiting]]:
+def _routes(
+    snapshot: Snapshot, ledger: Ledger, now: float, moves: dict[int, str]
+) -> tuple[list[Reject], list[Waiting]]:
     """Every queued job's lanes (or its rejection), with its place in the order. A batch's
     ranks share one request object: the next rank reuses what the one before it found, any
     other job looks its request up by value (its hash is kept, and the lookup finds the very
-    object first when the configuration saw it before)."""
+    object first when the configuration saw it before).
+
+    `moves` gets each routed job whose stored pool none of its routes names any more (an
+    apply moved its policy, or removed that pool of several): the first route's pool, as
+    submit names it. A job that still routes to its stored pool, among others, keeps it."""
     config = snapshot.config
     resolved = config.resolved  # per configuration: the same request always routes the same
     forms = config.forms
     when = f" since the apply of state serial {config.serial}"
-    compiled: dict[int, tuple[tuple[Lane, ...], int, int]] = {}
+    compiled: dict[int, tuple[tuple[Lane, ...], int, int, tuple[Route, ...], str]] = {}
     entries = _Entries(ledger)
     noted: set[int] = set()
     demands: set[tuple[int, Amounts]] = set()  # (tree, demand) noted
@@ -201,7 +210,9 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
     run_request: JobRequest | None = None
     run_batch, run_at, run_bypassed, run_last = 0, 0.0, 0, 0
     last_request: JobRequest | None = None
-    found: tuple[tuple[Lane, ...], int, int] | Reason | None = None
+    found: tuple[tuple[Lane, ...], int, int, tuple[Route, ...], str] | Reason | None = None
+    named: tuple[Route, ...] = ()  # the last routed entry's routes
+    first = ""  # and the first one's pool (most jobs': a string compared, nothing more)
     for job in snapshot.queued:
         request: JobRequest = job.request
         if (
@@ -213,6 +224,9 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
             and (job.claim_until is None or job.claim_until <= now)
         ):
             # Alike the run's first (the last entry), which room is not held for either.
+            stored = job.pool
+            if stored != first and stored is not None and _left(stored, named):
+                moves[job.id] = first
             if run is not None:
                 run.append(job)
             else:  # the run's first list (most jobs have none: an empty tuple until then)
@@ -238,7 +252,13 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
                 found = compiled.get(id(routes))
                 if found is None:
                     lanes = entries.lanes(routes)
-                    found = compiled[id(routes)] = (lanes, shape, -routes[0].priority)
+                    found = compiled[id(routes)] = (
+                        lanes,
+                        shape,
+                        -routes[0].priority,
+                        routes,
+                        routes[0].pool,
+                    )
                     if shape not in noted:  # the same form notes the same
                         noted.add(shape)
                         _note_trees(lanes, demands)
@@ -246,7 +266,10 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
             rejects.append(Reject(job.id, found))
             continue
         assert found is not None
-        lanes, shape, rank = found
+        lanes, shape, rank, named, first = found
+        stored = job.pool
+        if stored != first and stored is not None and _left(stored, named):
+            moves[job.id] = first
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
         # Room is held for it: passed too often (first: that room was held before any claim
@@ -265,6 +288,11 @@ def _routes(snapshot: Snapshot, ledger: Ledger, now: float) -> tuple[list[Reject
         append((place, rank, at, job_id, job, lanes, shape, claimant, ()))
         run_batch, run_at, run_bypassed, run_last = batch, at, bypassed, job_id
     return rejects, waiting
+
+
+def _left(pool: str, routes: tuple[Route, ...]) -> bool:
+    """Whether none of the routes is through the pool (its job's route moved away from it)."""
+    return all(route.pool != pool for route in routes)
 
 
 class _Entries:

@@ -51,6 +51,23 @@ class Writes:
             (json.dumps(sorted(set(ids))),),
         ).fetchall()
 
+    def move(self, moves: Mapping[int, str], serial: int) -> None:
+        """Queued jobs whose route an apply moved wait for another pool now: theirs is set to
+        it (what `jobs list --pool` and `jobs cancel --pool` go by), and the move is a history
+        event; a job no longer queued, or already there, is left as it is."""
+        if not moves:
+            return
+        was = dict(self._rows(list(moves), "id, pool", "status = 'queued'"))
+        rows: list[tuple[str, int]] = []
+        for job, pool in moves.items():
+            old = was.get(job, pool)
+            if old == pool:
+                continue
+            rows.append((pool, job))
+            why = reason(ReasonCode.ROUTE_MOVED, was=old, pool=pool, serial=serial)
+            self.event(job, Status.QUEUED.value, why)
+        self.conn.executemany("UPDATE jobs SET pool = ? WHERE id = ? AND status = 'queued'", rows)
+
     def admit(self, admits: Sequence[Admit], place: Place | None) -> list[int]:
         """Queued jobs admitted, with the capacity they hold and the place their attempts run;
         the ids admitted (a job's first admission in `admits` wins, as it leaves it queued no

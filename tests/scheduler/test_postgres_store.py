@@ -196,6 +196,27 @@ def test_rejects_claims_and_reasons_touch_only_queued_jobs(store: SchedulerStore
     assert codes(store, held) == ["submitted", "admitted"]
 
 
+def test_a_moved_route_rewrites_the_pool_of_queued_jobs_only_with_a_history_event(
+    store: SchedulerStore,
+) -> None:
+    held, moved, there, admitted_now = (j.id for j in store.submit(new_jobs(4), NOW))
+    admitted(store, held)
+    store.commit(Decisions(2, 1, moves={there: "dc2"}), {}, NOW, GRACE)  # (there first)
+    moves = {held: "dc2", moved: "dc2", there: "dc2", admitted_now: "dc2"}
+    admit_there = Admit(admitted_now, "dc2", "dc2/ml", (("gpu", 1_000),), 5)
+    store.commit(Decisions(3, 7, admits=(admit_there,), moves=moves), {}, NOW + 1, GRACE)
+
+    assert {j.id: j.pool for j in store.jobs(pool="dc2")} == {
+        moved: "dc2", there: "dc2", admitted_now: "dc2"}  # fmt: skip
+    assert store.get(held).pool == "dc"  # type: ignore[union-attr]  # held: where it runs
+    [event] = [e for e in store.events(moved) if e.code == "route_moved"]
+    assert (event.status, event.time) == (Status.QUEUED, NOW + 1)
+    assert event.message == "the apply of state serial 7 moved its route from pool dc to pool dc2"
+    assert codes(store, there) == ["submitted", "route_moved"]  # moved once, not again
+    assert codes(store, admitted_now) == ["submitted", "route_moved", "admitted"]
+    assert codes(store, held) == ["submitted", "admitted"]
+
+
 def test_a_process_start_counts_only_for_the_current_attempt(store: SchedulerStore) -> None:
     job = store.submit(new_jobs(), NOW)[0].id
     admitted(store, job)
