@@ -31,7 +31,9 @@ class ErrorKind(enum.StrEnum):
 
 class ProviderError(Exception):
     """`retried`: a retryable error the provider's own request layer already retried until its
-    budget ran out; nothing above retries it again (see providers/retry.py)."""
+    budget ran out; nothing above retries it again (see providers/retry.py). `retry_after`: the
+    server's Retry-After header as sent (seconds or an HTTP date), which the retry policy
+    waits for instead of its own backoff."""
 
     def __init__(
         self,
@@ -40,12 +42,14 @@ class ProviderError(Exception):
         *,
         address: str | None = None,
         retried: bool = False,
+        retry_after: str | None = None,
     ):
         super().__init__(message)
         self.kind = kind
         self.message = message
         self.address = address
         self.retried = retried
+        self.retry_after = retry_after
 
     def __str__(self) -> str:
         where = f"{self.address}: " if self.address else ""

@@ -14,8 +14,10 @@ So a change whose calls keep failing makes at most one budget of calls: `attempt
 walker's layer, or the SDK layer's own attempts, not their product.
 
 Backoff is exponential with full jitter: attempt n (0-based) waits uniform(0, min(cap,
-base * 2**n)) seconds. Sleeping goes through an injected `sleep` (a Clock's), so tests need no
-real time.
+base * 2**n)) seconds. An error carrying the server's Retry-After (seconds, or an HTTP date read
+against the injected `now`) waits what the server asked instead, capped at `retry_after_cap`
+so a server cannot park a command for an hour; a malformed header falls back to the backoff.
+Sleeping goes through an injected `sleep` (a Clock's), so tests need no real time.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from providers.protocol import ErrorKind, ProviderError
@@ -68,12 +71,42 @@ def is_retryable(error: BaseException) -> bool:
     )
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def retry_after_seconds(value: str, now: datetime) -> float | None:
+    """RFC 9110 Retry-After: delay-seconds (a non-negative integer) or an HTTP date, as seconds
+    from `now` (a date already past is 0); None when it is neither."""
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        return float(int(value))
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000" / no zone: HTTP dates are GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     attempts: int = 8  # all attempts, the first included: the budget
     base: float = 0.05  # seconds
     cap: float = 5.0
     random: Callable[[], float] = random.random
+    retry_after_cap: float = 60.0  # the most a server's Retry-After makes one retry wait
+    now: Callable[[], datetime] = _utc_now  # wall time, for a Retry-After given as a date
+
+    def wait_for(self, retry: int, error: BaseException | None) -> float:
+        """The server's Retry-After when the error carries a readable one (capped), else the
+        backoff."""
+        header = error.retry_after if isinstance(error, ProviderError) else None
+        asked = retry_after_seconds(header, self.now()) if header is not None else None
+        if asked is None:
+            return self.delay(retry)
+        return min(asked, self.retry_after_cap)
 
     def delay(self, retry: int) -> float:
         """Full jitter before retry number `retry` (0-based): uniform in [0, min(cap, base*2^n)]."""
@@ -92,7 +125,8 @@ class RetryPolicy:
         from tenacity import Retrying, retry_if_exception, stop_after_attempt
 
         def wait(state: RetryCallState) -> float:
-            return self.delay(state.attempt_number - 1)
+            error = state.outcome.exception() if state.outcome else None
+            return self.wait_for(state.attempt_number - 1, error)
 
         def before_sleep(state: RetryCallState) -> None:
             error = state.outcome.exception() if state.outcome else None

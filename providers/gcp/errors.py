@@ -1,8 +1,8 @@
 """The one place GCP errors become poolform's: every SDK call and operation wait passes here.
 
 `Boundary.call` counts the request (`api_calls`), retries throttling and 5xx under the one retry
-policy (providers/retry.py: `retries` extra attempts, full-jitter backoff from 0.5 s up to 8 s),
-and translates what is left into a `ProviderError`:
+policy (providers/retry.py: `retries` extra attempts, full-jitter backoff from 0.5 s up to 8 s,
+or the wait a 429/503's Retry-After header asks for, at most 60 s), and translates what is left into a `ProviderError`:
 
 - 429 / 500 / 502 / 503 / 504, DeadlineExceeded, connection errors      -> RETRYABLE
 - ZONE_RESOURCE_POOL_EXHAUSTED(_WITH_DETAILS), QUOTA_EXCEEDED, stockouts -> CAPACITY, with the
@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import google.auth.exceptions as auth_exceptions
@@ -96,6 +97,13 @@ def _kind_of(codes: Iterable[str], status: int | None) -> ErrorKind:
     return ErrorKind.PERMANENT
 
 
+def _retry_after(error: api.GoogleAPICallError) -> str | None:
+    """The Retry-After header of the HTTP response the error came from (REST transport)."""
+    headers = getattr(error.response, "headers", None)
+    value = headers.get("Retry-After") if headers is not None else None
+    return value if isinstance(value, str) else None
+
+
 def translate(error: BaseException) -> ProviderError:
     """Any exception an SDK call raises, as a ProviderError."""
     address = _context.get().address
@@ -115,7 +123,7 @@ def translate(error: BaseException) -> ProviderError:
         message = f"GCE {status}: {error.message}" if status else f"GCE: {error.message}"
         if kind is ErrorKind.CAPACITY:
             message = _capacity_message(message, reasons)
-        return ProviderError(kind, message, address=address)
+        return ProviderError(kind, message, address=address, retry_after=_retry_after(error))
     if isinstance(error, api.RetryError | requests.ConnectionError | requests.Timeout):
         return ProviderError(ErrorKind.RETRYABLE, f"GCE unreachable: {error}", address=address)
     if isinstance(error, ConnectionError | TimeoutError | auth_exceptions.TransportError):
@@ -171,6 +179,10 @@ def translating() -> Iterator[None]:
         raise translate(error) from error
 
 
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
 class Boundary:
     """Counts, retries and translates every request the provider sends."""
 
@@ -179,11 +191,13 @@ class Boundary:
         retries: int,
         sleep: Callable[[float], None] = time.sleep,
         jitter: Callable[[], float] = random.random,
+        now: Callable[[], datetime] | None = None,  # wall time, for a Retry-After date
     ):
         self.api_calls: Counter[str] = Counter()
         self.retries = retries
         self._sleep = sleep
         self._jitter = jitter
+        self._now = now or _utc_now
         self._lock = threading.Lock()
 
     @contextlib.contextmanager
@@ -204,7 +218,9 @@ class Boundary:
 
     @property
     def policy(self) -> RetryPolicy:
-        return RetryPolicy(attempts=self.retries + 1, base=0.5, cap=8.0, random=self._jitter)
+        return RetryPolicy(
+            attempts=self.retries + 1, base=0.5, cap=8.0, random=self._jitter, now=self._now
+        )
 
     def call(self, method: str, send: Callable[[], T], *, conflict_ok: bool = False) -> T | None:
         """One request, retried while RETRYABLE. `conflict_ok`: a 409 (already exists, made by

@@ -17,6 +17,7 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +57,11 @@ class GcpProvider:
         environ: Mapping[str, str] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         control: StoredControlPlane | None = None,
+        now: Callable[[], datetime] | None = None,
     ):
         environ = os.environ if environ is None else environ
         self.settings = GcpSettings.parse(settings or {}, region, environ)
-        self.boundary = Boundary(self.settings.retries, sleep=sleep)
+        self.boundary = Boundary(self.settings.retries, sleep=sleep, now=now)
         self.clients = Clients(self.settings)
         waiter = OperationWaiter(self.clients, self.boundary, self.settings, sleep=sleep)
         self.compute = Compute(self.clients, self.boundary, waiter, self.settings)

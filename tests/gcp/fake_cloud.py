@@ -36,6 +36,7 @@ class HttpFault(Exception):
     status: int
     reason: str
     message: str = ""
+    retry_after: str | None = None  # sent as the Retry-After header when set
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ class _Handler(BaseHTTPRequestHandler):
                     raise fault
                 result = handler(self.cloud, found.groupdict(), query, json.loads(raw or b"{}"))
             except HttpFault as error:
-                return self._reply(error.status, _error(error))
+                return self._reply(error.status, _error(error), retry_after=error.retry_after)
         self._reply(200, result)
 
     do_GET = do_POST = do_PATCH = do_DELETE = _serve
@@ -116,9 +116,11 @@ class _Handler(BaseHTTPRequestHandler):
             except HttpFault as error:
                 return self._reply(error.status, _error(error))
 
-    def _reply(self, status: int, body: Json) -> None:
+    def _reply(self, status: int, body: Json, retry_after: str | None = None) -> None:
         data = json.dumps(body).encode()
         self.send_response(status)
+        if retry_after is not None:
+            self.send_header("Retry-After", retry_after)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
