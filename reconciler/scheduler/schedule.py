@@ -184,6 +184,10 @@ def _carry_bypass_counts(
                 reasons[job.id] = Reason(why.code, {**why.detail, BYPASSED: job.bypassed})
 
 
+# A route set's lanes, form, rank, routes and first (pool, priority), made once per cycle.
+_Compiled = tuple[tuple[Lane, ...], int, int, tuple[Route, ...], tuple[str, int]]
+
+
 def _routes(
     snapshot: Snapshot,
     ledger: Ledger,
@@ -204,7 +208,7 @@ def _routes(
     resolved = config.resolved  # per configuration: the same request always routes the same
     forms = config.forms
     when = f" since the apply of state serial {config.serial}"
-    compiled: dict[int, tuple[tuple[Lane, ...], int, int, tuple[Route, ...], tuple[str, int]]] = {}
+    compiled: dict[int, _Compiled] = {}
     entries = _Entries(ledger)
     noted: set[int] = set()
     demands: set[tuple[int, Amounts]] = set()  # (tree, demand) noted
@@ -217,7 +221,7 @@ def _routes(
     run_request: JobRequest | None = None
     run_batch, run_at, run_bypassed, run_last = 0, 0.0, 0, 0
     last_request: JobRequest | None = None
-    found: tuple[tuple[Lane, ...], int, int, tuple[Route, ...], tuple[str, int]] | Reason | None = None
+    found: _Compiled | Reason | None = None
     named: tuple[Route, ...] = ()  # the last routed entry's routes
     # And the first one's (pool, priority): most jobs' stored pair is equal, one compare.
     first: tuple[str, int] = ("", 0)
