@@ -50,6 +50,7 @@ def snapshot_of(
                     job.reason,
                     _bypassed(job.reason),
                     job.pool,
+                    job.priority,
                 )
             )
         elif job.status in (Status.ADMITTED, Status.RUNNING) and job.pool and job.policy:

@@ -206,6 +206,14 @@ class Queued:
     reason: Reason | None = None  # as stored (the loop writes only what changed)
     bypassed: int = 0  # admissions that went past it while it waited (anti-starvation)
     pool: str | None = None  # as stored: the pool it was last routed to (None: not known)
+    priority: int | None = None  # as stored: the priority it was last ordered by (None: not known)
+    # (pool, priority) as stored, made once here: a cycle finds a job whose route an apply
+    # changed by comparing it to its first route's, one compare for a job whose route stands.
+    routed: tuple[str, int | None] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        routed = None if self.pool is None else (self.pool, self.priority)
+        object.__setattr__(self, "routed", routed)
 
 
 @dataclass(frozen=True)
@@ -281,3 +289,7 @@ class Decisions:
     # Queued job -> the pool it routes to now, where an apply moved its route away from the
     # pool stored for it (its policy moved): the first of its routes, as at submit.
     moves: Mapping[int, str] = field(default_factory=dict)
+    # Queued job -> the priority it is ordered by now (its first route's), where an apply
+    # changed it from the one stored for it (its policy's priority changed, or it moved to a
+    # policy of another). A job that gave its own priority at submit keeps it: its routes do.
+    priorities: Mapping[int, int] = field(default_factory=dict)

@@ -408,6 +408,7 @@ class PostgresStore:
             writes = Writes(conn, self._s, now)
             # First: a moved job admitted this cycle has its move in its history before it.
             writes.move(decisions.moves, decisions.serial)
+            writes.reprioritize(decisions.priorities, decisions.serial)
             admitted = writes.admit(decisions.admits, place)
             preempting = writes.preempt(decisions.preempts, grace)
             writes.claim(decisions.claims)

@@ -70,6 +70,28 @@ class Writes:
                 why = reason(ReasonCode.ROUTE_MOVED, was=was[job], pool=pool, serial=serial)
                 self.event(job, Status.QUEUED.value, why)
 
+    def reprioritize(self, priorities: Mapping[int, int], serial: int) -> None:
+        """Queued jobs an apply gave another priority (their policy's changed, or they moved
+        to another policy) show the one the cycle orders them by, and the change is a history
+        event; a job no longer queued, or already at it, is left as it is."""
+        if not priorities:
+            return
+        rows = self.conn.execute(
+            f"UPDATE {self.s}.sched_jobs j SET priority = w.priority"
+            " FROM (SELECT v.*, o.priority AS old FROM unnest(%s::bigint[], %s::bigint[])"
+            f" AS v(job, priority) JOIN {self.s}.sched_jobs o ON o.id = v.job"
+            " AND o.status = 'queued' AND o.priority IS DISTINCT FROM v.priority) AS w"
+            " WHERE j.id = w.job RETURNING j.id, w.old",
+            (list(priorities), list(priorities.values())),
+        ).fetchall()
+        was = {int(row[0]): row[1] for row in rows}
+        for job, priority in priorities.items():  # in the decisions' order
+            if job in was:
+                why = reason(
+                    ReasonCode.PRIORITY_CHANGED, was=was[job], priority=priority, serial=serial
+                )
+                self.event(job, Status.QUEUED.value, why)
+
     def admit(self, admits: Sequence[Admit], place: Place | None) -> list[int]:
         """Queued jobs admitted, with the capacity they hold and the place their attempts
         run; the ids admitted."""

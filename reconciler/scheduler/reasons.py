@@ -54,6 +54,7 @@ class ReasonCode(enum.StrEnum):
     GONE = "gone"
     WORKER_GONE = "worker_gone"
     ROUTE_MOVED = "route_moved"
+    PRIORITY_CHANGED = "priority_changed"
 
 
 # The one place a reason's words live. `{name}` fields come from the reason's detail.
@@ -135,6 +136,9 @@ TEXT: dict[ReasonCode, str] = {
     ),
     ReasonCode.ROUTE_MOVED: (
         "the apply of state serial {serial} moved its route from pool {was} to pool {pool}"
+    ),
+    ReasonCode.PRIORITY_CHANGED: (
+        "the apply of state serial {serial} changed its priority from {was} to {priority}"
     ),
 }
 

@@ -75,7 +75,8 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
     ledger = Ledger(config, snapshot.holding)
     # 1. Routes.
     moves: dict[int, str] = {}
-    rejects, waiting = _routes(snapshot, ledger, now, moves)
+    priorities: dict[int, int] = {}
+    rejects, waiting = _routes(snapshot, ledger, now, moves, priorities)
     candidates, outstanding = _candidates(snapshot, ledger)
     # 3. Order: jobs passed too often, claimants, the rest; then priority, submission, id.
     waiting = _in_order(waiting)
@@ -94,6 +95,7 @@ def _schedule(snapshot: Snapshot, now: float) -> Decisions:
         claims=admission.claims,
         bypassed=bypassed,
         moves=moves,
+        priorities=priorities,
     )
 
 
@@ -182,8 +184,16 @@ def _carry_bypass_counts(
                 reasons[job.id] = Reason(why.code, {**why.detail, BYPASSED: job.bypassed})
 
 
+# A route set's lanes, form, rank, routes and first (pool, priority), made once per cycle.
+_Compiled = tuple[tuple[Lane, ...], int, int, tuple[Route, ...], tuple[str, int]]
+
+
 def _routes(
-    snapshot: Snapshot, ledger: Ledger, now: float, moves: dict[int, str]
+    snapshot: Snapshot,
+    ledger: Ledger,
+    now: float,
+    moves: dict[int, str],
+    priorities: dict[int, int],
 ) -> tuple[list[Reject], list[Waiting]]:
     """Every queued job's lanes (or its rejection), with its place in the order. A batch's
     ranks share one request object: the next rank reuses what the one before it found, any
@@ -192,12 +202,13 @@ def _routes(
 
     `moves` gets each routed job whose stored pool none of its routes names any more (an
     apply moved its policy, or removed that pool of several): the first route's pool, as
-    submit names it. A job that still routes to its stored pool, among others, keeps it."""
+    submit names it. A job that still routes to its stored pool, among others, keeps it.
+    `priorities` gets each whose stored priority is not its first route's, which orders it."""
     config = snapshot.config
     resolved = config.resolved  # per configuration: the same request always routes the same
     forms = config.forms
     when = f" since the apply of state serial {config.serial}"
-    compiled: dict[int, tuple[tuple[Lane, ...], int, int, tuple[Route, ...], str]] = {}
+    compiled: dict[int, _Compiled] = {}
     entries = _Entries(ledger)
     noted: set[int] = set()
     demands: set[tuple[int, Amounts]] = set()  # (tree, demand) noted
@@ -210,9 +221,10 @@ def _routes(
     run_request: JobRequest | None = None
     run_batch, run_at, run_bypassed, run_last = 0, 0.0, 0, 0
     last_request: JobRequest | None = None
-    found: tuple[tuple[Lane, ...], int, int, tuple[Route, ...], str] | Reason | None = None
+    found: _Compiled | Reason | None = None
     named: tuple[Route, ...] = ()  # the last routed entry's routes
-    first = ""  # and the first one's pool (most jobs': a string compared, nothing more)
+    # And the first one's (pool, priority): most jobs' stored pair is equal, one compare.
+    first: tuple[str, int] = ("", 0)
     for job in snapshot.queued:
         request: JobRequest = job.request
         if (
@@ -224,9 +236,9 @@ def _routes(
             and (job.claim_until is None or job.claim_until <= now)
         ):
             # Alike the run's first (the last entry), which room is not held for either.
-            stored = job.pool
-            if stored != first and stored is not None and _left(stored, named):
-                moves[job.id] = first
+            routed = job.routed
+            if routed != first and routed is not None:
+                _changed(job.id, routed, named, first, moves, priorities)
             if run is not None:
                 run.append(job)
             else:  # the run's first list (most jobs have none: an empty tuple until then)
@@ -257,7 +269,7 @@ def _routes(
                         shape,
                         -routes[0].priority,
                         routes,
-                        routes[0].pool,
+                        (routes[0].pool, routes[0].priority),
                     )
                     if shape not in noted:  # the same form notes the same
                         noted.add(shape)
@@ -267,9 +279,9 @@ def _routes(
             continue
         assert found is not None
         lanes, shape, rank, named, first = found
-        stored = job.pool
-        if stored != first and stored is not None and _left(stored, named):
-            moves[job.id] = first
+        routed = job.routed
+        if routed != first and routed is not None:
+            _changed(job.id, routed, named, first, moves, priorities)
         claim_until = job.claim_until
         claimant = claim_until is not None and claim_until > now
         # Room is held for it: passed too often (first: that room was held before any claim
@@ -288,6 +300,23 @@ def _routes(
         append((place, rank, at, job_id, job, lanes, shape, claimant, ()))
         run_batch, run_at, run_bypassed, run_last = batch, at, bypassed, job_id
     return rejects, waiting
+
+
+def _changed(
+    job: int,
+    routed: tuple[str, int | None],
+    routes: tuple[Route, ...],
+    first: tuple[str, int],
+    moves: dict[int, str],
+    priorities: dict[int, int],
+) -> None:
+    """Notes what an apply changed of a job's stored route: its pool, when none of its routes
+    is through it any more, and its priority, when its first route orders it by another."""
+    pool, priority = routed
+    if pool != first[0] and _left(pool, routes):
+        moves[job] = first[0]
+    if priority is not None and priority != first[1]:
+        priorities[job] = first[1]
 
 
 def _left(pool: str, routes: tuple[Route, ...]) -> bool:

@@ -68,6 +68,25 @@ class Writes:
             self.event(job, Status.QUEUED.value, why)
         self.conn.executemany("UPDATE jobs SET pool = ? WHERE id = ? AND status = 'queued'", rows)
 
+    def reprioritize(self, priorities: Mapping[int, int], serial: int) -> None:
+        """Queued jobs an apply gave another priority (their policy's changed, or they moved
+        to another policy) show the one the cycle orders them by, and the change is a history
+        event; a job no longer queued, or already at it, is left as it is."""
+        if not priorities:
+            return
+        was = dict(self._rows(list(priorities), "id, priority", "status = 'queued'"))
+        rows: list[tuple[int, int]] = []
+        for job, priority in priorities.items():
+            old = was.get(job, priority)
+            if old == priority:
+                continue
+            rows.append((priority, job))
+            why = reason(ReasonCode.PRIORITY_CHANGED, was=old, priority=priority, serial=serial)
+            self.event(job, Status.QUEUED.value, why)
+        self.conn.executemany(
+            "UPDATE jobs SET priority = ? WHERE id = ? AND status = 'queued'", rows
+        )
+
     def admit(self, admits: Sequence[Admit], place: Place | None) -> list[int]:
         """Queued jobs admitted, with the capacity they hold and the place their attempts run;
         the ids admitted (a job's first admission in `admits` wins, as it leaves it queued no
