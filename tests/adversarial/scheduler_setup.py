@@ -189,3 +189,50 @@ def pg_team(root: Path) -> Iterator[PgTeam]:
         yield team
     finally:
         drop_schema(team.url, team.schema)
+
+
+class QueueTeam:
+    """A configuration directory whose state and queue are in SQLite (beside each other) or in
+    a PostgreSQL schema of its own; `declare` writes its configuration, `ok` runs the installed
+    poolform there and expects success, `jobs` lists its jobs by id."""
+
+    def __init__(self, directory: Path, head: str, env: dict[str, str]) -> None:
+        self.directory, self.head, self.env = directory, head, env
+
+    def declare(self, body: str) -> None:
+        (self.directory / "config.yaml").write_text(self.head + body)
+
+    def ok(self, *args: object) -> str:
+        result = poolform(*args, "--chdir", self.directory, env=self.env)
+        assert result.returncode == 0, f"poolform {args}: {result.stdout}{result.stderr}"
+        return result.stdout
+
+    def jobs(self, *args: object) -> dict[int, dict[str, Any]]:
+        listed: list[dict[str, Any]] = json.loads(self.ok("jobs", "list", *args, "--json"))["jobs"]
+        return {job["id"]: job for job in listed}
+
+
+@contextlib.contextmanager
+def queue_team(store: str, directory: Path, jobs: int = 3) -> Iterator[QueueTeam]:
+    """A QueueTeam on `store` ("sqlite" or "postgres": a Cluster named after the directory,
+    its schema dropped afterwards); afterwards (a test passed or not) its jobs 1..`jobs` are
+    cancelled and their processes stopped."""
+    from tests.state.services import drop_schema, new_schema, pg_url
+
+    directory.mkdir()
+    url, schema = (pg_url(), new_schema()) if store == "postgres" else ("", "")
+    head = (
+        f"kind: Cluster\nname: {directory.name}\nprovider: local\n"
+        f"state: {{backend: postgres, dsn: '${{env:TEAM_PG_URL}}', key: {schema}}}\n---\n"
+        if schema
+        else ""
+    )
+    team = QueueTeam(directory, head, {"TEAM_PG_URL": url} if url else {})
+    try:
+        yield team
+    finally:
+        ids = [str(job) for job in range(1, jobs + 1)]
+        poolform("jobs", "cancel", *ids, "--grace", "0s", "--chdir", directory, env=team.env)
+        poolform("scheduler", "run", "--once", "--chdir", directory, env=team.env)
+        if schema:
+            drop_schema(url, schema)

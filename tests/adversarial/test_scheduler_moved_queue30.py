@@ -13,25 +13,15 @@ Needs POOLFORM_TEST_PG_URL for the PostgreSQL run (skipped without it, failing u
 
 from __future__ import annotations
 
-import json
 import subprocess
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.adversarial.scheduler_setup import job_file
-from tests.scenario.installed import poolform
+from tests.adversarial.scheduler_setup import QueueTeam, job_file, queue_team
 from tests.scheduler.scenario import wait_until
-from tests.state.services import drop_schema, new_schema, pg_url
 
-PG_STATE = """kind: Cluster
-name: moved
-provider: local
-state: {{backend: postgres, dsn: '${{env:MOVED_PG_URL}}', key: {schema}}}
----
-"""
 POOLS = """kind: ResourcePool
 name: old
 capacity: {gpu: 4}
@@ -52,24 +42,9 @@ JOB = "kind: Job\nname: j\nsubject: dev\nresources: {gpu: 1}\nrun: exec sleep 12
 Run = Callable[..., subprocess.CompletedProcess[str]]
 
 
-class Team:
-    """A configuration directory, its queue in SQLite (beside its state) or in a PostgreSQL
-    schema of its own; `ok` runs the installed poolform there and expects success."""
-
-    def __init__(self, directory: Path, head: str, env: dict[str, str]) -> None:
-        self.directory, self.head, self.env = directory, head, env
-
-    def declare(self, pool: str) -> None:
-        (self.directory / "config.yaml").write_text(self.head + POOLS.replace("POOL", pool))
-
-    def ok(self, *args: object) -> str:
-        result = poolform(*args, "--chdir", self.directory, env=self.env)
-        assert result.returncode == 0, f"poolform {args}: {result.stdout}{result.stderr}"
-        return result.stdout
-
-    def jobs(self, *args: object) -> dict[int, dict[str, Any]]:
-        listed = json.loads(self.ok("jobs", "list", *args, "--json"))["jobs"]
-        return {job["id"]: job for job in listed}
+class Team(QueueTeam):
+    def declare(self, pool: str) -> None:  # type: ignore[override]
+        super().declare(POOLS.replace("POOL", pool))
 
     def where(self) -> dict[int, tuple[str, str]]:
         return {i: (job["status"], job["pool"]) for i, job in self.jobs().items()}
@@ -77,28 +52,8 @@ class Team:
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def team(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Team]:
-    directory = tmp_path / "moved"
-    directory.mkdir()
-    if request.param == "sqlite":
-        yield from stopped_after(Team(directory, "", {}))
-        return
-    url, schema = pg_url(), new_schema()
-    try:
-        yield from stopped_after(
-            Team(directory, PG_STATE.format(schema=schema), {"MOVED_PG_URL": url})
-        )
-    finally:
-        drop_schema(url, schema)
-
-
-def stopped_after(team: Team) -> Iterator[Team]:
-    """The team, and afterwards (a test passed or not) its jobs' processes stopped."""
-    try:
-        yield team
-    finally:
-        poolform("jobs", "cancel", "1", "2", "3", "--grace", "0s", "--chdir", team.directory,
-                 env=team.env)  # fmt: skip
-        poolform("scheduler", "run", "--once", "--chdir", team.directory, env=team.env)
+    with queue_team(request.param, tmp_path / "moved") as made:
+        yield Team(made.directory, made.head, made.env)
 
 
 def moved_queue(team: Team, tmp_path: Path) -> None:
