@@ -24,7 +24,7 @@ import os
 import shutil
 import signal
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 from .workers import PID_NAME, WORKER_ENV
@@ -79,7 +79,7 @@ def stray_directories(workers_dir: Path, owned: set[str]) -> list[Path]:
 GONE_WITHIN_S = 5.0
 
 
-def end_setups(directory: Path, *, clock: Callable[[], float] = time.monotonic) -> list[int]:
+def end_setups(directory: Path) -> list[int]:
     """SIGKILL every process still running for the worker in `directory`: found by the worker
     id in its environment (which its children inherit), or by the process group `setup` led.
     Returns once none is left (or after `GONE_WITHIN_S`): the caller removes the directory
@@ -88,13 +88,13 @@ def end_setups(directory: Path, *, clock: Callable[[], float] = time.monotonic) 
     worker_id = directory.name
     pids = processes_of(worker_id)
     killed = set(pids)
-    deadline = clock() + GONE_WITHIN_S
+    deadline = time.monotonic() + GONE_WITHIN_S
     alive = pids
     while alive:
         for pid in alive:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)
-        if clock() >= deadline:
+        if time.monotonic() >= deadline:
             break
         time.sleep(0.01)
         alive = processes_of(worker_id)
