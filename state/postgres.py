@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import astuple
 from typing import TYPE_CHECKING, Any
 
-from state.errors import StateDamaged, StateError, StateMoved
+from state.errors import StateDamaged, StateMoved
 from state.fresh import FreshState
 from state.locking import Clock, Sleep, utc_now
 from state.model import ControlObject, HistoryEntry, LockInfo, StateSnapshot
@@ -164,7 +164,7 @@ class PostgresBackend(PostgresRecords, PostgresLock, SqlObjectTable):
         objects: Sequence[ControlObject],
     ) -> None:
         if self.exists():
-            raise StateError(f"a state exists at {self._where} already; refusing to overwrite it")
+            raise self._exists_already()
         self._fresh = FreshState(snapshot.lineage, salt)
         with self._writing() as conn:
             self._check_lineage(conn, snapshot.lineage)

@@ -20,7 +20,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING
 
-from state.errors import StateError
 from state.filelock import FileLock, lock_path_for
 from state.fresh import FreshState
 from state.locking import Clock, Sleep
@@ -76,7 +75,7 @@ class SqliteStore(SqliteRecords, SqlObjectTable):
     ) -> None:
         with self._mutex:
             if self._current() is not None:
-                raise StateError(f"a state exists at {self.path} already; refusing to overwrite it")
+                raise self._exists_already()
             self._fresh = FreshState(snapshot.lineage, salt)
             rows = [astuple(encode_record(record)) for record in snapshot]
             with self._txn() as conn:

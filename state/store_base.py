@@ -47,6 +47,10 @@ class StoreBase:
             raise DamagedRecords(dict(snapshot.damaged), self.location)
         return snapshot
 
+    def _exists_already(self) -> StateError:
+        """What copying a state (``adopt``) over one that exists says."""
+        return StateError(f"a state exists at {self.location} already; refusing to overwrite it")
+
     def _salt_before_state(self, lineage: str) -> str:
         """The salt of ``lineage`` while no state exists: the one the state will be created
         with, or one this process made up for another absent state."""
