@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import astuple, replace
 from typing import TYPE_CHECKING, Any
 
-from state.errors import LockLost, LockMismatch, StateError, StateLocked
-from state.locking import Clock, Sleep, new_lock_info, wait_for_lock
+from state.errors import LockLost, StateError, StateLocked
+from state.locking import Clock, Sleep, breaking, new_lock_info, releasing, wait_for_lock
 from state.model import LockInfo
 from state.postgres_connection import PostgresConnection
 
@@ -102,12 +102,8 @@ class PostgresLock(PostgresConnection):
         return info
 
     def unlock(self, lock_id: str) -> None:
-        if self.held is None:
+        if releasing(self.held, lock_id) is None:
             return
-        if self.held.lock_id != lock_id:
-            raise LockMismatch(
-                f"the state lock is held under ID {self.held.lock_id}, not {lock_id}"
-            )
         try:
             if self._exists:
                 with self._txn() as conn:
@@ -149,10 +145,7 @@ class PostgresLock(PostgresConnection):
         if self.held is not None:
             self.unlock(lock_id)
             return
-        holder = self.current_lock()
-        if holder is None or holder.lock_id != lock_id:
-            named = f"held under ID {holder.lock_id}" if holder else "not locked"
-            raise LockMismatch(f"the state lock is {named}, not {lock_id}; nothing was unlocked")
+        breaking(self.current_lock(), lock_id)
         pid = self._lock_pid()
         with self._txn() as conn:
             if pid is not None:  # a session that holds on (a hung runner): end it
