@@ -1,5 +1,6 @@
 """The S3 state as this process reads it: the head, the snapshot and the journal after it,
-folded into one cached document and brought up to date from S3 before each use.
+folded into one cached document, which a read brings up to date from S3 (a lock holder's
+writes keep it current themselves).
 
 The layout of the objects is told in ``state.s3``; the lease in ``state.s3_lease``.
 """
