@@ -23,7 +23,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from state.errors import LockMismatch, StateError, StateLocked
-from state.locking import Clock, Sleep, new_lock_info, wait_for_lock
+from state.locking import Clock, Sleep, breaking, new_lock_info, wait_for_lock
 from state.model import LockInfo
 
 __all__ = ["FileLock", "lock_path_for"]
@@ -248,10 +248,8 @@ class FileLock:
             os.close(fd)
 
     def force_unlock(self, lock_id: str) -> None:
-        holder, free = self._peek()
-        if holder is None or holder.lock_id != lock_id:
-            named = f"held under ID {holder.lock_id}" if holder else "not locked"
-            raise LockMismatch(f"the state lock is {named}, not {lock_id}; nothing was unlocked")
+        found, free = self._peek()
+        holder = breaking(found, lock_id)
         if not free:
             raise LockMismatch(
                 f"the state lock {lock_id} is held by a running process (pid {holder.pid} on "

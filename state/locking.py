@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 import tenacity
 
-from state.errors import StateLocked
+from state.errors import LockMismatch, StateLocked
 from state.model import LockInfo
 from state.protocol import Locker
 
@@ -26,9 +26,11 @@ __all__ = [
     "POLL_INTERVAL",
     "Clock",
     "Sleep",
+    "breaking",
     "default_who",
     "lock_state",
     "new_lock_info",
+    "releasing",
     "utc_now",
     "wait_for_lock",
 ]
@@ -80,6 +82,23 @@ def _text(value: str) -> str:
         return value.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:  # a lone surrogate no OS name holds
         return value.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def releasing(held: LockInfo | None, lock_id: str) -> LockInfo | None:
+    """The lock of this process's (``held``) that an unlock of ``lock_id`` releases: None when
+    it holds none; LockMismatch when it holds the lock under another ID."""
+    if held is not None and held.lock_id != lock_id:
+        raise LockMismatch(f"the state lock is held under ID {held.lock_id}, not {lock_id}")
+    return held
+
+
+def breaking(holder: LockInfo | None, lock_id: str) -> LockInfo:
+    """The holder a ``force-unlock`` of ``lock_id`` breaks; LockMismatch, and nothing
+    unlocked, when the lock is free or held under another ID."""
+    if holder is None or holder.lock_id != lock_id:
+        named = f"held under ID {holder.lock_id}" if holder else "not locked"
+        raise LockMismatch(f"the state lock is {named}, not {lock_id}; nothing was unlocked")
+    return holder
 
 
 def wait_for_lock(

@@ -20,7 +20,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from state.errors import LockLost, LockMismatch, StateLocked
-from state.locking import Clock, Sleep, new_lock_info, wait_for_lock
+from state.locking import Clock, Sleep, breaking, new_lock_info, releasing, wait_for_lock
 from state.model import LockInfo
 
 __all__ = ["POLL_S3", "Lease", "S3Calls"]
@@ -223,16 +223,13 @@ class Lease:
         self._renewer = None
 
     def unlock(self, lock_id: str) -> None:
-        if self.held is None:
+        held = releasing(self.held, lock_id)
+        if held is None:
             return
-        if self.held.lock_id != lock_id:
-            raise LockMismatch(
-                f"the state lock is held under ID {self.held.lock_id}, not {lock_id}"
-            )
         self._stop_renewing()
         with self._mutex:
             if self.etag is not None and not self.lost:
-                self.calls.put(self.key, self._body(self.held, released=True), if_match=self.etag)
+                self.calls.put(self.key, self._body(held, released=True), if_match=self.etag)
             self.held, self.etag = None, None
 
     def current_lock(self) -> LockInfo | None:
@@ -250,9 +247,8 @@ class Lease:
     def force_unlock(self, lock_id: str) -> None:
         found = self._read()
         holder = None if found is None or found[0].get("released") else _holder(found[0])
-        if found is None or holder is None or holder.lock_id != lock_id:
-            named = f"held under ID {holder.lock_id}" if holder else "not locked"
-            raise LockMismatch(f"the state lock is {named}, not {lock_id}; nothing was unlocked")
+        holder = breaking(holder, lock_id)
+        assert found is not None  # the holder was read from it
         released = self.calls.put(self.key, self._body(holder, released=True), if_match=found[1])
         if released is None:
             raise LockMismatch("the lease changed while breaking it; look again")
