@@ -264,7 +264,7 @@ def read_state_for_reading(
     with `lock=False` (`--no-lock`, Terraform's `-lock=false`), by credentials that may not
     write, which the lock is. Every backend reads one consistent version (a transaction; on
     S3 a snapshot and the journal after it, read again from the head when a fold meets it:
-    state/s3.py), at worst one an apply running now has since moved past; a saved plan made
+    state/s3_reading.py), at worst one an apply running now has since moved past; a saved plan made
     from it is refused by `apply` then, as any stale plan is (its serial no longer matches).
     The second value: the run that changed state as it was read without the lock (see
     `read_state_unlocked`)."""
