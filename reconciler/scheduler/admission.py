@@ -151,7 +151,7 @@ class Admission(HeldRoom):
             self._last = (why, bool(seen[3]))
             if seen[3]:
                 self.bypasses.watch(job.id, job.bypassed, seen[3])
-                if self.heads:  # room held for it changes the tree: no reuse after it
+                if self.heads.items:  # room held for it changes the tree: no reuse after it
                     self._settle_heads()
                     return None
             return why
@@ -183,7 +183,7 @@ class Admission(HeldRoom):
         self.bypasses.admitted(lane.tree)
         if self.slots is not None:
             self.slots -= 1
-        if self.heads and not self._releasing:
+        if self.heads.items and not self._releasing:
             self._settle_heads()
 
     def _wait(
@@ -231,7 +231,7 @@ class Admission(HeldRoom):
         short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
         if short:
             self.bypasses.watch(job.id, job.bypassed, short)
-            if self.heads:  # passed too often already: room is held for it now
+            if self.heads.items:  # passed too often already: room is held for it now
                 self._settle_heads()
         return why, short
 
@@ -280,7 +280,7 @@ class Admission(HeldRoom):
         if level == "pool":
             short = [(lane.route, tree)]
             self.bypasses.watch(job.id, job.bypassed, short)
-            if self.heads:  # passed too often already: room is held for it now
+            if self.heads.items:  # passed too often already: room is held for it now
                 self._settle_heads()
         else:
             short = []

@@ -62,8 +62,9 @@ class HeldRoom:
             return
         self._settling = True
         try:
-            while self.heads:
-                job_id, route = self.heads.pop(0)
+            heads = self.heads.items
+            while heads:
+                job_id, route = heads.pop(0)
                 self._settle_head(job_id, route)
         finally:
             self._settling = False
@@ -189,7 +190,7 @@ class HeldRoom:
             for holder, route, claim in sorted(released, key=lambda r: -r[1].priority):
                 ledger.hold(holder, route, claim)
             self._unhold_bound(lane.tree, lane.route.policy)
-            if self.heads:
+            if self.heads.items:
                 self._settle_heads()
             return True
         return False
@@ -288,13 +289,19 @@ class HeldRoom:
         return False
 
 
-class Heads(list[tuple[int, Route]]):
+class Heads:
     """Jobs that became passed too often, with the route to hold room on, as `Bypasses`
     reports them (mid-admission: `Admission._settle_heads` takes them once the ledger is whole).
-    Not a bound method of the `Admission`: see its constructor."""
+    Not a bound method of the `Admission`: see its constructor. A class of its own, not a list
+    subclass: mypyc compiles it (see bench/README.md, Scheduler)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, Route]] = []
 
     def __call__(self, job: int, route: Route) -> None:
-        self.append((job, route))
+        self.items.append((job, route))
 
 
 # Reasons of a job that fits but for room held for others.
