@@ -17,9 +17,8 @@ admission's ledger, reasons and waiting jobs, declared here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from reconciler.scheduler.candidates import Candidates, victim_order
+from reconciler.scheduler.fit import fits
 from reconciler.scheduler.lanes import Lane, Waiting
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Holding, Queued, Route, Snapshot
@@ -47,7 +46,7 @@ class HeldRoom:
     _releasing: bool
     _retrying: bool
     _np: set[int] | None
-    _waiting: Sequence[Waiting]
+    _waiting: list[Waiting]
     _index: dict[int, tuple[Queued, tuple[Lane, ...]]] | None
 
     def _admit(self, job: int, lane: Lane, np: bool, batch: int) -> None:
@@ -155,7 +154,7 @@ class HeldRoom:
                     ]
                     np = not job.request.preemptible
                     for lane in lanes:
-                        if ledger.fits(lane.pool, lane.policy, lane.route.demand, np) is None:
+                        if fits(lane.pool, lane.policy, lane.route.demand, np) is None:
                             del self.reasons[job_id]
                             self.readmitted.add(job_id)  # still watched for bypass: no hold
                             self._admit(job_id, lane, np, job.batch)
