@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reconciler.scheduler.candidates import Candidates
+from reconciler.scheduler.fit import fits, free_worker
 from reconciler.scheduler.held_room import Heads, HeldRoom
 from reconciler.scheduler.lanes import Lane, Waiting
 from reconciler.scheduler.ledger import Ledger
@@ -68,7 +69,7 @@ class Admission(HeldRoom):
         self.batches = {held.batch for held in snapshot.holding}
         self.hopeless: dict[int, tuple[tuple[int, int], Hopeless]] = {}  # per tree
         self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
-        self._waiting: Sequence[Waiting] = ()
+        self._waiting: list[Waiting] = []
         self._index: dict[int, tuple[Queued, tuple[Lane, ...]]] | None = None
         self._retrying = False
         # Preemptible jobs admitted in this cycle, per tree: (job, route, batch).
@@ -82,11 +83,11 @@ class Admission(HeldRoom):
         self.slots = None if limit is None else limit - local
         self._full = None if limit is None else reason(ReasonCode.PROCESS_LIMIT, limit=limit)
 
-    def run(self, waiting: Sequence[Waiting]) -> None:
+    def run(self, waiting: list[Waiting]) -> None:
         self._waiting = waiting
         self._decide(waiting)
 
-    def _decide(self, waiting: Sequence[Waiting]) -> None:
+    def _decide(self, waiting: list[Waiting]) -> None:
         """Each job in order, and the rest of a run of alike jobs at once where the first one's
         outcome holds for them (the shortcut tests compare it with one job at a time)."""
         reasons, bypasses = self.reasons, self.bypasses
@@ -151,12 +152,11 @@ class Admission(HeldRoom):
             self._last = (why, bool(seen[3]))
             if seen[3]:
                 self.bypasses.watch(job.id, job.bypassed, seen[3])
-                if self.heads:  # room held for it changes the tree: no reuse after it
+                if self.heads.items:  # room held for it changes the tree: no reuse after it
                     self._settle_heads()
                     return None
             return why
         failures: list[tuple[Lane, Failure]] = []
-        fits = self.ledger.fits
         for lane in lanes:
             failure = fits(lane.pool, lane.policy, lane.route.demand, np)
             if failure is None:
@@ -170,7 +170,7 @@ class Admission(HeldRoom):
 
     def _admit(self, job: int, lane: Lane, np: bool, batch: int) -> None:
         route, ledger = lane.route, self.ledger
-        worker = ledger.free_worker(lane.pool)
+        worker = free_worker(lane.pool)
         ledger.take(lane.pool, lane.policy, route.demand, np, worker)
         lane.tree.admitted.append((job, route.priority))
         if not np:
@@ -183,7 +183,7 @@ class Admission(HeldRoom):
         self.bypasses.admitted(lane.tree)
         if self.slots is not None:
             self.slots -= 1
-        if self.heads and not self._releasing:
+        if self.heads.items and not self._releasing:
             self._settle_heads()
 
     def _wait(
@@ -231,7 +231,7 @@ class Admission(HeldRoom):
         short = [(f[0].route, f[0].tree) for f in failures if f[1].level == "pool"]
         if short:
             self.bypasses.watch(job.id, job.bypassed, short)
-            if self.heads:  # passed too often already: room is held for it now
+            if self.heads.items:  # passed too often already: room is held for it now
                 self._settle_heads()
         return why, short
 
@@ -280,7 +280,7 @@ class Admission(HeldRoom):
         if level == "pool":
             short = [(lane.route, tree)]
             self.bypasses.watch(job.id, job.bypassed, short)
-            if self.heads:  # passed too often already: room is held for it now
+            if self.heads.items:  # passed too often already: room is held for it now
                 self._settle_heads()
         else:
             short = []
@@ -358,7 +358,7 @@ class Admission(HeldRoom):
         key = ("failure", shape, np)
         found = tree.memo.get(key)
         if found is None:
-            found = tree.memo[key] = self.ledger.fits(lane.pool, lane.policy, route.demand, np)
+            found = tree.memo[key] = fits(lane.pool, lane.policy, route.demand, np)
         assert isinstance(found, Failure)  # nothing fits a closed tree
         return found
 
@@ -439,7 +439,8 @@ def _dominated(
         if p >= priority and len(d) == len(demand):
             if d == demand:
                 return True
-            for (key, need), (mine, want) in zip(d, demand, strict=True):
+            # Not strict: the lengths are equal (above), and mypyc compiles a plain zip natively.
+            for (key, need), (mine, want) in zip(d, demand):  # noqa: B905
                 if key != mine or need > want:
                     break
             else:

@@ -17,9 +17,8 @@ admission's ledger, reasons and waiting jobs, declared here.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from reconciler.scheduler.candidates import Candidates, victim_order
+from reconciler.scheduler.fit import fits
 from reconciler.scheduler.lanes import Lane, Waiting
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Holding, Queued, Route, Snapshot
@@ -47,7 +46,7 @@ class HeldRoom:
     _releasing: bool
     _retrying: bool
     _np: set[int] | None
-    _waiting: Sequence[Waiting]
+    _waiting: list[Waiting]
     _index: dict[int, tuple[Queued, tuple[Lane, ...]]] | None
 
     def _admit(self, job: int, lane: Lane, np: bool, batch: int) -> None:
@@ -62,8 +61,9 @@ class HeldRoom:
             return
         self._settling = True
         try:
-            while self.heads:
-                job_id, route = self.heads.pop(0)
+            heads = self.heads.items
+            while heads:
+                job_id, route = heads.pop(0)
                 self._settle_head(job_id, route)
         finally:
             self._settling = False
@@ -154,7 +154,7 @@ class HeldRoom:
                     ]
                     np = not job.request.preemptible
                     for lane in lanes:
-                        if ledger.fits(lane.pool, lane.policy, lane.route.demand, np) is None:
+                        if fits(lane.pool, lane.policy, lane.route.demand, np) is None:
                             del self.reasons[job_id]
                             self.readmitted.add(job_id)  # still watched for bypass: no hold
                             self._admit(job_id, lane, np, job.batch)
@@ -189,7 +189,7 @@ class HeldRoom:
             for holder, route, claim in sorted(released, key=lambda r: -r[1].priority):
                 ledger.hold(holder, route, claim)
             self._unhold_bound(lane.tree, lane.route.policy)
-            if self.heads:
+            if self.heads.items:
                 self._settle_heads()
             return True
         return False
@@ -288,13 +288,19 @@ class HeldRoom:
         return False
 
 
-class Heads(list[tuple[int, Route]]):
+class Heads:
     """Jobs that became passed too often, with the route to hold room on, as `Bypasses`
     reports them (mid-admission: `Admission._settle_heads` takes them once the ledger is whole).
-    Not a bound method of the `Admission`: see its constructor."""
+    Not a bound method of the `Admission`: see its constructor. A class of its own, not a list
+    subclass: mypyc compiles it (see bench/README.md, Scheduler)."""
+
+    __slots__ = ("items",)
+
+    def __init__(self) -> None:
+        self.items: list[tuple[int, Route]] = []
 
     def __call__(self, job: int, route: Route) -> None:
-        self.append((job, route))
+        self.items.append((job, route))
 
 
 # Reasons of a job that fits but for room held for others.

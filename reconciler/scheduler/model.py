@@ -5,7 +5,6 @@ picture, so the same snapshot always gives the same decisions."""
 from __future__ import annotations
 
 import enum
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, NamedTuple
@@ -85,54 +84,75 @@ class AppliedConfig:
     policies: Mapping[str, Policy]
     default_compute_pool: str | None = None
     default_aux_pool: str | None = None
+    # What the scheduler works out once per configuration and keeps on it. Made empty here and
+    # the indexes filled at first use, not `functools.cached_property`: mypyc compiles this
+    # module (see bench/README.md, Scheduler), and a compiled class has no instance dict.
+    # Requests already resolved against this configuration: their routes and the number of
+    # their form (see `forms`), or their rejection.
+    resolved: dict[JobRequest, tuple[tuple[Route, ...], int] | Reason] = field(
+        init=False, repr=False, compare=False
+    )
+    # A number per form of routes (pools, policies and demand, not priority): requests of one
+    # form are look-alikes to the scheduler.
+    forms: dict[tuple[tuple[str, str, Amounts], ...], int] = field(
+        init=False, repr=False, compare=False
+    )
+    # What routing works out once per (pool, policy) of this configuration.
+    routing_cache: dict[tuple[str, ...], object] = field(init=False, repr=False, compare=False)
+    _subjects: dict[str, list[Policy]] | None = field(init=False, repr=False, compare=False)
+    _pools_of_subject: dict[str, frozenset[str]] | None = field(
+        init=False, repr=False, compare=False
+    )
+    _trees: dict[str, tuple[str, ...]] | None = field(init=False, repr=False, compare=False)
 
-    @functools.cached_property
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "resolved", {})
+        object.__setattr__(self, "forms", {})
+        object.__setattr__(self, "routing_cache", {})
+        for name in ("_subjects", "_pools_of_subject", "_trees"):
+            object.__setattr__(self, name, None)
+
+    @property
     def _by_subject(self) -> dict[str, list[Policy]]:
-        index: dict[str, list[Policy]] = {}
-        for policy in sorted(self.policies.values(), key=lambda p: (p.pool, p.name)):
-            if policy.subject is not None:
-                index.setdefault(policy.subject, []).append(policy)
+        index = self._subjects
+        if index is None:
+            index = {}
+            for policy in sorted(self.policies.values(), key=lambda p: (p.pool, p.name)):
+                if policy.subject is not None:
+                    index.setdefault(policy.subject, []).append(policy)
+            object.__setattr__(self, "_subjects", index)
         return index
 
-    @functools.cached_property
-    def resolved(self) -> dict[JobRequest, tuple[tuple[Route, ...], int] | Reason]:
-        """Requests already resolved against this configuration: their routes and the number
-        of their form (see `forms`), or their rejection."""
-        return {}
-
-    @functools.cached_property
-    def forms(self) -> dict[tuple[tuple[str, str, Amounts], ...], int]:
-        """A number per form of routes (pools, policies and demand, not priority): requests
-        of one form are look-alikes to the scheduler."""
-        return {}
-
-    @functools.cached_property
-    def routing_cache(self) -> dict[tuple[str, ...], object]:
-        """What routing works out once per (pool, policy) of this configuration."""
-        return {}
-
-    @functools.cached_property
+    @property
     def pools_of_subject(self) -> dict[str, frozenset[str]]:
         """Per subject, the pools one of whose policies names it."""
-        index: dict[str, set[str]] = {}
-        for pool in self.pools.values():
-            for name in pool.policies:
-                policy = self.policies.get(name)
-                if policy is not None and policy.subject is not None:
-                    index.setdefault(policy.subject, set()).add(pool.name)
-        return {subject: frozenset(names) for subject, names in index.items()}
+        found = self._pools_of_subject
+        if found is None:
+            index: dict[str, set[str]] = {}
+            for pool in self.pools.values():
+                for name in pool.policies:
+                    policy = self.policies.get(name)
+                    if policy is not None and policy.subject is not None:
+                        index.setdefault(policy.subject, set()).add(pool.name)
+            found = {subject: frozenset(names) for subject, names in index.items()}
+            object.__setattr__(self, "_pools_of_subject", found)
+        return found
 
     def policies_of_subject(self, subject: str) -> list[Policy]:
         return list(self._by_subject.get(subject, ()))
 
-    @functools.cached_property
+    @property
     def trees(self) -> dict[str, tuple[str, ...]]:
         """Pools sharing capacity through `parent`, by the name of their root: every pool is
         in exactly one tree (alone, usually)."""
-        members: dict[str, list[str]] = {}
-        for name in sorted(self.pools):
-            members.setdefault(self.root_of(name), []).append(name)
-        return {root: tuple(names) for root, names in members.items()}
+        found = self._trees
+        if found is None:
+            members: dict[str, list[str]] = {}
+            for name in sorted(self.pools):
+                members.setdefault(self.root_of(name), []).append(name)
+            found = {root: tuple(names) for root, names in members.items()}
+            object.__setattr__(self, "_trees", found)
+        return found
 
     def root_of(self, name: str) -> str:
         seen = {name}
@@ -173,13 +193,15 @@ class JobRequest:
     priority: int | None = None  # None: the policy's priority
     preemptible: bool = True
 
+    # Hashed once: a cycle looks every queued job's request up by value.
+    _hash: int = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
-        # Hashed once: a cycle looks every queued job's request up by value.
         fields = (self.pool, self.subject, self.resources, self.accelerators, self.priority)
         object.__setattr__(self, "_hash", hash((*fields, self.preemptible)))
 
     def __hash__(self) -> int:
-        return self._hash  # type: ignore[attr-defined, no-any-return]
+        return self._hash
 
     def gpus(self) -> int:
         return dict(self.resources).get("gpu", 0)

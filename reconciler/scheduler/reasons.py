@@ -188,8 +188,10 @@ class Reason:
 _DETAIL_JSON = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
-def reason(code: ReasonCode, /, **detail: Any) -> Reason:
-    return Reason(code, detail)
+def reason(reason_code: ReasonCode, /, **detail: Any) -> Reason:
+    # Not named `code`: a detail is (an exit's `code=`), and mypyc, which compiles this module
+    # (bench/README.md, Scheduler), lets a keyword clash with a positional-only parameter.
+    return Reason(reason_code, detail)
 
 
 class _Missing(dict[str, str]):

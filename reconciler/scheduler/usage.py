@@ -117,5 +117,15 @@ class PolicyUse:
         self.policy = policy
         self.used: dict[str, int] = defaultdict(int)
         self.np_used: dict[str, int] = defaultdict(int)
-        self.limit: Mapping[str, int] = NO_LIMIT if policy.limit is None else policy.limit
-        self.reserved: Mapping[str, int] = policy.reserved
+        # Typed as dicts: compiled by mypyc, a `Mapping`'s `get` is a method call by name.
+        self.limit: dict[str, int] = _as_dict(policy.limit)
+        self.reserved: dict[str, int] = _as_dict(policy.reserved)
+
+
+def _as_dict(mapping: Mapping[str, int] | None) -> dict[str, int]:
+    if mapping is None:
+        return _NONE
+    return mapping if isinstance(mapping, dict) else dict(mapping)
+
+
+_NONE: dict[str, int] = {}  # shared, never written
