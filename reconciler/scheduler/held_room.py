@@ -292,7 +292,8 @@ class Heads:
     """Jobs that became passed too often, with the route to hold room on, as `Bypasses`
     reports them (mid-admission: `Admission._settle_heads` takes them once the ledger is whole).
     Not a bound method of the `Admission`: see its constructor. A class of its own, not a list
-    subclass: mypyc compiles it (see bench/README.md, Scheduler)."""
+    subclass: mypyc can compile it (bench/compiled_cycle.py; measured, not adopted: see
+    bench/README.md, Scheduler)."""
 
     __slots__ = ("items",)
 

@@ -85,7 +85,7 @@ class AppliedConfig:
     default_compute_pool: str | None = None
     default_aux_pool: str | None = None
     # What the scheduler works out once per configuration and keeps on it. Made empty here and
-    # the indexes filled at first use, not `functools.cached_property`: mypyc compiles this
+    # the indexes filled at first use, not `functools.cached_property`: mypyc can compile this
     # module (see bench/README.md, Scheduler), and a compiled class has no instance dict.
     # Requests already resolved against this configuration: their routes and the number of
     # their form (see `forms`), or their rejection.

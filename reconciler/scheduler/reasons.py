@@ -189,8 +189,8 @@ _DETAIL_JSON = json.JSONEncoder(sort_keys=True, default=str).encode
 
 
 def reason(reason_code: ReasonCode, /, **detail: Any) -> Reason:
-    # Not named `code`: a detail is (an exit's `code=`), and mypyc, which compiles this module
-    # (bench/README.md, Scheduler), lets a keyword clash with a positional-only parameter.
+    # Not named `code`: a detail is (an exit's `code=`), and mypyc, which can compile this
+    # module (bench/README.md, Scheduler), lets a keyword clash with a positional-only one.
     return Reason(reason_code, detail)
 
 
