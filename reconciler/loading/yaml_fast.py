@@ -65,11 +65,14 @@ def _unclean(text: str) -> bool:
 # - in a flow collection, a comment after a plain scalar went into the scalar
 #   (`selector: {team: research # ours` read `research # ours`; a plain scalar never holds
 #   ` #`), and a plain scalar starting with `?` is an explicit key for ruamel.yaml (`[?a]`);
+# - a plain scalar starting with a reserved indicator (`k: @a`, `` k: `a ``, `[%a]`) is not
+#   YAML, and ruamel.yaml refuses it;
 # - in a double-quoted scalar, an escaped line break (a `\` ending the line) followed by an
 #   empty line gave a space, not the line feed that empty line stands for;
 # - a block scalar with an indentation indicator (`|2`) holding only spaces came back empty.
-# Each is looked for past a one-character (memchr) test: reading is timed per MiB.
-_FLOW_QUESTION = re.compile(r'[\[{,\s]"\?')
+# Each is looked for past a one-character (memchr) test: reading is timed per MiB. A string
+# that only looks like one of them (`"@a"`, quoted) goes to the authoritative reader too.
+_STARTS_OTHERWISE = re.compile(r'[\[{,\s]"[?@`%]')
 _ESCAPED_BREAK_THEN_EMPTY = re.compile(rb"\\\n[ ]*\n")
 _INDICATOR_TAIL = re.compile(rb"[-+]?[1-9][-+]?[ ]*(?:#[^\n]*)?(?:\n|\Z)")
 
@@ -87,11 +90,11 @@ def _indentation_indicator(raw: bytes) -> bool:
 
 
 def _read_otherwise(raw: bytes, text: str) -> bool:
-    if b"{" in raw or b"[" in raw:
-        if "#" in text and " #" in text:
-            return True
-        if "?" in text and _FLOW_QUESTION.search(text) is not None:
-            return True
+    flow = b"{" in raw or b"[" in raw
+    if flow and "#" in text and " #" in text:
+        return True
+    if any(c in text for c in "?@`%") and _STARTS_OTHERWISE.search(text) is not None:
+        return True
     if b"\\\n" in raw and _ESCAPED_BREAK_THEN_EMPTY.search(raw) is not None:
         return True
     return _indentation_indicator(raw)

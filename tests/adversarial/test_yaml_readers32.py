@@ -13,7 +13,8 @@ text they read differently, so that what a configuration meant turned on text el
   follow up line than first in a block scalar"): a job file was valid with `echo a; echo b`
   and "invalid YAML" with `echo a && echo b`, and `fmt` left it alone as unreadable;
 - a flow scalar starting with `?`, an escaped line break before an empty line, and a block
-  scalar with an indentation indicator holding only spaces read differently too.
+  scalar with an indentation indicator holding only spaces read differently too, and a plain
+  scalar starting with `@` or a backquote (reserved in YAML) was refused or taken as text.
 """
 
 from __future__ import annotations
@@ -95,6 +96,10 @@ def _authoritative(text: str) -> list[Any] | str:
         "a: [?a, b]\n",
         "a: {?a: b}\n",
         "a: {b: ?a}\n",
+        "k: @a\n",
+        "k: `a\n",
+        "k: [a, @b]\n",
+        "k: [%a]\n",
         'a: "x\\\n\n  y"\n',
         'a: "x\\\n \n  y"\n',
         "run: |2\n     \n",
