@@ -104,6 +104,20 @@ def request_shapes(config: Configuration) -> Iterator[Finding]:
             hint="point it at a pool with GPU machines, or use default_aux_pool for CPU pools",
         )
     for job in config.of_kind(Job):
+        named = job.resources.resource_pool
+        if job.pool is not None and named is not None and named != job.pool:
+            # Routing takes `pool` and drops the other: a job sent to another pool than the
+            # one its author read in the file, with its quota and hardware.
+            yield error(
+                config,
+                job,
+                "conflicting-pools",
+                f"the job names two pools, `{job.pool}` (pool) and `{named}` "
+                f"(resources.resource_pool); it would run on `{job.pool}` only",
+                "resources",
+                "resource_pool",
+                hint="name one pool: `pool`, or Determined's `resources.resource_pool`",
+            )
         needed = job.gpus_requested()
         name = (
             job.pool

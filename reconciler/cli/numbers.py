@@ -30,8 +30,9 @@ class Integer(click.IntRange):
 
     def __init__(self, min: int | None = None, max: int | None = None) -> None:
         super().__init__(min, max)
-        if min is None and max is None:
-            self.name = "integer"
+        # click names a range "integer range": "'2-4' is not a valid integer range" read as if
+        # some range would do. The range is in the help (`[1<=x<=100000]`) and its errors.
+        self.name = "integer"
 
     def _describe_range(self) -> str:
         return "" if self.min is None and self.max is None else super()._describe_range()

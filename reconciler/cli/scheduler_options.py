@@ -3,6 +3,7 @@ statuses, names, durations, `--dir` and `--json`."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,8 +13,28 @@ import click
 from reconciler.cli.common import utf8_text
 from reconciler.cli.numbers import Decimal, Integer, ascii_decimal
 
-# Job ids are SQLite's and PostgreSQL's 64-bit integers: anything else names no job.
-JOB_ID = Integer(1, 2**63 - 1)
+_ID_RANGE = re.compile(r"\s*([0-9]{1,19})\s*-\s*([0-9]{1,19})\s*")
+
+
+class JobId(Integer):
+    """A job id: SQLite's and PostgreSQL's 64-bit integers, anything else names no job.
+    `jobs submit` says `job id(s) 2-4`; given back as it is, that is not an id, and the
+    error says how to name those jobs."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        found = _ID_RANGE.fullmatch(value) if isinstance(value, str) else None
+        if found is not None:
+            first, last = int(found[1]), int(found[2])
+            each = " ".join(str(i) for i in range(first, min(last, first + 2) + 1))
+            if last > first + 2:
+                each += " ..."
+            several = param is not None and param.nargs == -1 and first < last
+            named = f"; name each one: {each} (in a shell: $(seq {first} {last}))"
+            self.fail(f"{value!r} is not a job id{named if several else ''}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+JOB_ID = JobId(1, 2**63 - 1)
 STATUSES = ("queued", "admitted", "running", "succeeded", "failed", "cancelled", "rejected")
 
 

@@ -36,7 +36,10 @@ class FormatRefused(Exception):
 def _yaml(explicit_start: bool, nulls: bool) -> Any:
     from ruamel.yaml import YAML
 
+    from reconciler.loading.yaml_scanner import RoundTripYamlScanner
+
     yaml = YAML(typ="rt")
+    yaml.Scanner = RoundTripYamlScanner  # reads block scalars as the authoritative reader
     if nulls:
         yaml.Constructor, yaml.Representer = _null_keeping_classes()
     yaml.preserve_quotes = True

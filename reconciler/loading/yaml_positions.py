@@ -30,6 +30,7 @@ from ruamel.yaml.reader import ReaderError
 
 from reconciler.errors import YamlProblem
 from reconciler.loading.yaml_core import ScalarTooLong, resolve_plain
+from reconciler.loading.yaml_scanner import YamlScanner
 
 Path = tuple[str | int, ...]
 
@@ -161,6 +162,7 @@ def parse_with_positions(text: str, first_line: int = 1) -> list[ParsedDocument]
     """Every document in `text`, or a `YamlProblem` at the first thing wrong. `first_line`:
     where `text` starts in its file, when it is a part of one (lines are counted from it)."""
     yaml = YAML(typ="safe", pure=True)
+    yaml.Scanner = YamlScanner  # YAML's empty lines before a block scalar's text
     offset = first_line - 1
     try:
         return _Composer(iter(yaml.parse(text)), first_line).documents()
