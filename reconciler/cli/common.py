@@ -31,7 +31,7 @@ from reconciler.errors import (
     PathNotFound,
     PoolformError,
 )
-from reconciler.printable import one_line, printable
+from reconciler.printable import continued, one_line, printable
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -251,8 +251,7 @@ def _one_diagnostic(text: str) -> str:
     from an SDK or a server is folded into one line where it is translated; a line break left
     (a local `setup`'s last log lines) goes on an indented line, so no text of theirs can
     print an `error:` or `  hint:` line that looks like poolform's own."""
-    first, *rest = printable(text).split("\n")
-    return "\n".join([first, *(f"    | {line}" for line in rest)])
+    return continued(text, "    ")
 
 
 def _output_error(error: OutputError) -> str:

@@ -115,3 +115,25 @@ def test_an_aws_scaling_activitys_message_and_a_garbled_response_are_one_line() 
         assert "\n" not in str(garbled) and "502 Bad Gateway error: forged" in str(garbled)
     else:
         raise AssertionError("not translated")
+
+
+def test_a_failed_setups_last_log_lines_follow_its_failure_one_indented_line_each(
+    pf: Pf, quick: Path
+) -> None:
+    pool = quick / "worker-pool.yaml"
+    setup = "  echo 'pip install torch'; echo 'error: forged line'; exit 3\n"
+    pool.write_text(pool.read_text().replace("  echo ready > setup.log\n", setup))
+
+    run = pf("apply", quick, "--auto-approve")
+
+    assert run.returncode == 1
+    assert "\\n" not in run.stderr  # (the plan above shows the setup script, escaped)
+    said = run.stderr.splitlines()
+    at = next(i for i, line in enumerate(said) if line.startswith("  failed: worker_pool."))
+    assert said[at].endswith("exited with status 3; last lines of setup.log:")
+    assert said[at + 1 : at + 3] == ["      | pip install torch", "      | error: forged line"]
+    assert not [line for line in said + run.stdout.splitlines() if line.startswith("error:")]
+    live = run.stdout.splitlines()
+    at = next(i for i, line in enumerate(live) if ": FAILED after " in line)
+    assert live[at].endswith("last lines of setup.log:")
+    assert live[at + 1 : at + 3] == ["    | pip install torch", "    | error: forged line"]
