@@ -175,6 +175,10 @@ def from_client_error(error: ClientError, launch: Launch | None = None) -> Provi
         text = f"{operation}: {code}: {message} (the credentials lack an IAM permission)"
     else:
         text = f"{operation}: {code}: {message}"
+    if spent and kind is ErrorKind.RETRYABLE:  # a throttling storm: botocore tried them all
+        attempts = error.response.get("ResponseMetadata", {}).get("RetryAttempts")
+        tries = f"{int(attempts) + 1} attempts" if isinstance(attempts, int) else "its attempts"
+        text += f" (still failing after {tries})"
     return ProviderError(kind, text, retried=spent and kind is ErrorKind.RETRYABLE)
 
 

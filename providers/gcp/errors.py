@@ -255,8 +255,10 @@ class Boundary:
         try:
             return self.policy.call(once, sleep=self._sleep)
         except ProviderError as error:
-            if error.kind is ErrorKind.RETRYABLE:
+            if error.kind is ErrorKind.RETRYABLE and not error.retried:
                 error.retried = True  # this layer spent the budget: nothing above retries it
+                # Said, so that a throttling storm does not read as one refusal to retry at once.
+                error.message += f" (still failing after {self.retries + 1} attempts)"
             raise
 
     def must(self, method: str, send: Callable[[], T]) -> T:
