@@ -31,3 +31,13 @@ def one_line(text: str) -> str:
 def printable(text: str) -> str:
     """Text whose line breaks are meant (a message and its hint), each line made `one_line`."""
     return "\n".join(one_line(line) for line in text.split("\n"))
+
+
+def continued(text: str, indent: str) -> str:
+    """Text whose line breaks are its own, not poolform's (a provider's message quoting a
+    `setup` log's last lines): its first line, then each further one on a line of its own
+    behind `indent` and a bar, every line `one_line`. Such text can then neither print a line
+    that reads as poolform's own (`error: ...`, `  hint: ...`) nor be shown as one line of
+    `\\n` escapes."""
+    first, *rest = text.split("\n")
+    return "\n".join([one_line(first), *(f"{indent}| {one_line(line)}" for line in rest)])

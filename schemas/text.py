@@ -49,3 +49,19 @@ def printable(text: str) -> str:
     """`text` with every control, line-breaking, bidirectional or unencodable character
     escaped (`\\n`, `\\x1b`, `\\u202e`), so user text can never forge a line of output."""
     return _UNSAFE.sub(_escape, text)
+
+
+_PAGE = re.compile(r"<(!doctype|html|head|body|title)\b", re.IGNORECASE)
+_MARKUP = re.compile(r"<[^>]*>")
+
+
+def folded(message: str, limit: int = 300) -> str:
+    """A cloud's or a server's message (an SDK's error text) as one short line: its line
+    breaks, tabs and runs of spaces become one space, so a diagnostic stays one line and the
+    text cannot print an `error:` or `hint:` line of its own (PostgreSQL's "connection
+    refused\\n\\tIs the server running...", a GCE message, a proxy's 5xx page, which also
+    loses its tags), cut at `limit` characters."""
+    if _PAGE.search(message):  # only a page: a message may say "<= 100" of its own
+        message = _MARKUP.sub(" ", message)
+    text = " ".join(message.split())
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"

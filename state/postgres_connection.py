@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
+from schemas.text import folded
 from state.errors import StateError, StateForbidden, StateUnavailable
 from state.postgres_schema import quoted_schema
 
@@ -29,6 +30,7 @@ __all__ = [
 ]
 
 UNPARSABLE = "postgresql://(unparsable connection string)"
+_SAID_MAX = 600  # of what libpq or the server said, folded into one line
 # What a role needs, told with every permission PostgreSQL refuses.
 PG_NEEDS = (
     "reading the state takes USAGE on its schema and SELECT on its tables; changing it, "
@@ -118,7 +120,10 @@ class PostgresConnection:
     # -- errors in words ------------------------------------------------------------------
 
     def _scrub(self, error: BaseException) -> str:
-        return self._scrub_text(str(error).strip())
+        # libpq's text runs over lines ("...Connection refused\n\tIs the server running on
+        # that host...?"), and a server's own message may too: one line, so it prints none of
+        # its own.
+        return folded(self._scrub_text(str(error).strip()), _SAID_MAX)
 
     def _scrub_text(self, text: str) -> str:
         return text.replace(self._password, "***") if self._password else text
@@ -136,7 +141,8 @@ class PostgresConnection:
         if isinstance(exc, self._psycopg.errors.InsufficientPrivilege):
             said = exc.diag.message_primary or str(exc).splitlines()[0]  # not the SQL quoted
             return StateForbidden(
-                f"PostgreSQL state at {self._where}: {self._scrub_text(said)}", PG_NEEDS
+                f"PostgreSQL state at {self._where}: {folded(self._scrub_text(said), _SAID_MAX)}",
+                PG_NEEDS,
             )
         if isinstance(exc, self._psycopg.OperationalError | self._psycopg.InterfaceError):
             return StateUnavailable(

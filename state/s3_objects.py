@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from schemas.text import folded
 from state.errors import StateError, StateForbidden, StateUnavailable
 
 # What credentials need, told with every request S3 refuses.
@@ -54,13 +55,13 @@ class S3Objects:
                 raise StateError(f"the S3 bucket {self.bucket} does not exist ({what})") from None
             if code in ("AccessDenied", "Forbidden", "403"):
                 raise StateForbidden(
-                    f"S3 state at {self._where}: {what}: {exc}", S3_NEEDS
+                    f"S3 state at {self._where}: {what}: {folded(str(exc))}", S3_NEEDS
                 ) from None
-            raise StateError(f"S3 state at {self._where}: {what}: {exc}") from None
+            raise StateError(f"S3 state at {self._where}: {what}: {folded(str(exc))}") from None
         except self._errors.BotoCoreError as exc:
             then = "the change in flight may not be recorded. Run" if writes else "run"
             raise StateUnavailable(
-                f"cannot reach the S3 state at {self._where} ({what}): {exc}; {then} the "
+                f"cannot reach the S3 state at {self._where} ({what}): {folded(str(exc))}; {then} the "
                 "command again once S3 answers"
             ) from None
 

@@ -21,7 +21,6 @@ leaves RETRYABLE and unmarked: the walker retries the whole change.
 from __future__ import annotations
 
 import contextlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -39,6 +38,7 @@ from botocore.exceptions import (
 from botocore.parsers import ResponseParserError
 
 from providers.protocol import ErrorKind, ProviderError
+from schemas.text import folded
 
 THROTTLING = frozenset(
     {
@@ -151,19 +151,11 @@ def capacity_message(code: str, message: str, launch: Launch | None) -> str:
     return f"no capacity for {what} ({code}): {message}"
 
 
-_PAGE = re.compile(r"<(!doctype|html|head|body|title)\b", re.IGNORECASE)
-_MARKUP = re.compile(r"<[^>]*>")
-_MESSAGE_MAX = 300
-
-
 def readable(message: str) -> str:
     """The cloud's message as one short line: a proxy or gateway in front of the endpoint may
     answer a 5xx with a whole HTML page, which would fill the failure line with tags and
     escaped newlines."""
-    if _PAGE.search(message):  # only a page: a message may say "<= 100" of its own
-        message = _MARKUP.sub(" ", message)
-    text = " ".join(message.split())
-    return text if len(text) <= _MESSAGE_MAX else text[: _MESSAGE_MAX - 1] + "\u2026"
+    return folded(message)
 
 
 def from_client_error(error: ClientError, launch: Launch | None = None) -> ProviderError:
@@ -183,13 +175,17 @@ def from_client_error(error: ClientError, launch: Launch | None = None) -> Provi
         text = f"{operation}: {code}: {message} (the credentials lack an IAM permission)"
     else:
         text = f"{operation}: {code}: {message}"
+    if spent and kind is ErrorKind.RETRYABLE:  # a throttling storm: botocore tried them all
+        attempts = error.response.get("ResponseMetadata", {}).get("RetryAttempts")
+        tries = f"{int(attempts) + 1} attempts" if isinstance(attempts, int) else "its attempts"
+        text += f" (still failing after {tries})"
     return ProviderError(kind, text, retried=spent and kind is ErrorKind.RETRYABLE)
 
 
 def from_botocore_error(error: BotoCoreError) -> ProviderError:
     if isinstance(error, NoCredentialsError | PartialCredentialsError):
         return ProviderError(
-            ErrorKind.PERMANENT, f"no AWS credentials: {error} ({CREDENTIALS_HINT})"
+            ErrorKind.PERMANENT, f"no AWS credentials: {readable(str(error))} ({CREDENTIALS_HINT})"
         )
     if isinstance(error, NoRegionError):
         return ProviderError(ErrorKind.PERMANENT, f"no AWS region ({REGION_HINT})")
@@ -201,8 +197,10 @@ def from_botocore_error(error: BotoCoreError) -> ProviderError:
     )
     if isinstance(error, transient):
         # Connection errors are transient to botocore's standard mode: it spent its attempts.
-        return ProviderError(ErrorKind.RETRYABLE, f"AWS endpoint: {error}", retried=True)
-    return ProviderError(ErrorKind.PERMANENT, f"AWS SDK: {error}")
+        return ProviderError(
+            ErrorKind.RETRYABLE, f"AWS endpoint: {readable(str(error))}", retried=True
+        )
+    return ProviderError(ErrorKind.PERMANENT, f"AWS SDK: {readable(str(error))}")
 
 
 @contextlib.contextmanager
@@ -223,17 +221,21 @@ def translate(address: str | None = None, launch: Launch | None = None) -> Itera
         raise translated from error
     except ResponseParserError as error:  # a garbled body, as a proxy's 5xx page: try again
         raise ProviderError(
-            ErrorKind.RETRYABLE, f"AWS endpoint: unreadable response: {error}", address=address
+            ErrorKind.RETRYABLE,
+            f"AWS endpoint: unreadable response: {readable(str(error))}",
+            address=address,
         ) from error
 
 
 def from_status_message(message: str, launch: Launch | None) -> ProviderError:
-    """A failed scaling activity or instance refresh: the codes appear inside its text."""
+    """A failed scaling activity or instance refresh: the codes appear inside its text (read
+    whole; shown as one short line)."""
+    shown = readable(message)
     for code in sorted(CAPACITY, key=len, reverse=True):
         if code in message:
-            return ProviderError(ErrorKind.CAPACITY, capacity_message(code, message, launch))
+            return ProviderError(ErrorKind.CAPACITY, capacity_message(code, shown, launch))
     if "capacity" in message.lower():
         return ProviderError(
-            ErrorKind.CAPACITY, capacity_message("InsufficientCapacity", message, launch)
+            ErrorKind.CAPACITY, capacity_message("InsufficientCapacity", shown, launch)
         )
-    return ProviderError(ErrorKind.PERMANENT, message)
+    return ProviderError(ErrorKind.PERMANENT, shown)

@@ -26,7 +26,7 @@ from botocore.exceptions import ClientError
 
 from providers.protocol import ErrorKind, ProviderError, RollingSpec
 
-from .errors import Launch, from_status_message, translate
+from .errors import Launch, from_status_message, readable, translate
 from .views import running_count
 
 DONE = "Successful"
@@ -110,7 +110,11 @@ class Waiter:
                     text = activity.get("StatusMessage") or activity.get("Description") or ""
                     raise _at(from_status_message(str(text), launch), address)
             if self.clock() >= deadline:
-                latest = activities[0].get("Description", "") if activities else "no activity"
+                latest = (
+                    readable(str(activities[0].get("Description", "")))
+                    if activities
+                    else "no activity"
+                )
                 raise ProviderError(
                     ErrorKind.CAPACITY,
                     f"{running} of {want} {_what(launch)} in service after "

@@ -35,6 +35,7 @@ from google.api_core import exceptions as api
 
 from providers.protocol import ErrorKind, ProviderError
 from providers.retry import RetryPolicy
+from schemas.text import folded
 
 T = TypeVar("T")
 
@@ -75,6 +76,14 @@ _context: contextvars.ContextVar[Context] = contextvars.ContextVar(
 
 
 QUOTA_CODES = frozenset({"QUOTA_EXCEEDED", "quotaExceeded"})
+# GCE's and the client's texts are shown folded into one line (schemas.text.folded): a message
+# with line breaks printed `error:` lines of its own. An HTTP error's text begins with the
+# request's method and URL (a list's filter alone is ~250 characters), hence the room.
+_MESSAGE_MAX = 600
+
+
+def _said(text: object) -> str:
+    return folded(str(text), _MESSAGE_MAX)
 
 
 def _capacity_message(message: str, codes: Iterable[str]) -> str:
@@ -120,22 +129,29 @@ def translate(error: BaseException) -> ProviderError:
             kind = ErrorKind.CAPACITY
         if isinstance(error, api.DeadlineExceeded | api.ServiceUnavailable | api.ServerError):
             kind = ErrorKind.CAPACITY if kind is ErrorKind.CAPACITY else ErrorKind.RETRYABLE
-        message = f"GCE {status}: {error.message}" if status else f"GCE: {error.message}"
+        said = _said(error.message)
+        message = f"GCE {status}: {said}" if status else f"GCE: {said}"
         if kind is ErrorKind.CAPACITY:
             message = _capacity_message(message, reasons)
         return ProviderError(kind, message, address=address, retry_after=_retry_after(error))
     if isinstance(error, api.RetryError | requests.ConnectionError | requests.Timeout):
-        return ProviderError(ErrorKind.RETRYABLE, f"GCE unreachable: {error}", address=address)
+        return ProviderError(
+            ErrorKind.RETRYABLE, f"GCE unreachable: {_said(error)}", address=address
+        )
     if isinstance(error, ConnectionError | TimeoutError | auth_exceptions.TransportError):
-        return ProviderError(ErrorKind.RETRYABLE, f"GCE unreachable: {error}", address=address)
+        return ProviderError(
+            ErrorKind.RETRYABLE, f"GCE unreachable: {_said(error)}", address=address
+        )
     if isinstance(error, auth_exceptions.GoogleAuthError):
         return ProviderError(
             ErrorKind.PERMANENT,
-            f"GCP credentials: {error} (run `gcloud auth application-default login` or set "
+            f"GCP credentials: {_said(error)} (run `gcloud auth application-default login` or set "
             "GOOGLE_APPLICATION_CREDENTIALS)",
             address=address,
         )
-    return ProviderError(ErrorKind.PERMANENT, f"GCE call failed: {error!r}", address=address)
+    return ProviderError(
+        ErrorKind.PERMANENT, f"GCE call failed: {_said(repr(error))}", address=address
+    )
 
 
 def translate_operation(operation: Any) -> ProviderError | None:
@@ -146,7 +162,7 @@ def translate_operation(operation: Any) -> ProviderError | None:
     codes = [e.code for e in errors]
     status = operation.http_error_status_code or None
     kind = _kind_of(codes, status)
-    detail = "; ".join(f"{e.code}: {e.message}" for e in errors)
+    detail = _said("; ".join(f"{e.code}: {e.message}" for e in errors))
     message = f"GCE operation {operation.operation_type or ''} on {operation.target_link}: {detail}"
     if kind is ErrorKind.CAPACITY:
         message = _capacity_message(message, codes)
@@ -162,7 +178,7 @@ def translate_instance_errors(group: str, errors: list[dict[str, Any]]) -> Provi
     kind = _kind_of([code for code, _ in pairs], None)
     if kind is ErrorKind.NOT_FOUND:
         kind = ErrorKind.PERMANENT  # a missing image or network: the group exists
-    detail = "; ".join(dict.fromkeys(f"{code}: {message}" for code, message in pairs))
+    detail = _said("; ".join(dict.fromkeys(f"{code}: {message}" for code, message in pairs)))
     message = f"GCE could not create instances of group {group}: {detail}"
     if kind is ErrorKind.CAPACITY:
         message = _capacity_message(message, (code for code, _ in pairs))
@@ -239,8 +255,10 @@ class Boundary:
         try:
             return self.policy.call(once, sleep=self._sleep)
         except ProviderError as error:
-            if error.kind is ErrorKind.RETRYABLE:
+            if error.kind is ErrorKind.RETRYABLE and not error.retried:
                 error.retried = True  # this layer spent the budget: nothing above retries it
+                # Said, so that a throttling storm does not read as one refusal to retry at once.
+                error.message += f" (still failing after {self.retries + 1} attempts)"
             raise
 
     def must(self, method: str, send: Callable[[], T]) -> T:

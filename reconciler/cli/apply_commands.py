@@ -30,7 +30,7 @@ from reconciler.cli.numbers import Integer
 from reconciler.cli.output import describe_saved, emit_drift, use_color
 from reconciler.cli.progress import JsonReporter, Reporter, reporter_for
 from reconciler.errors import PoolformError
-from reconciler.printable import one_line
+from reconciler.printable import continued, one_line
 
 if TYPE_CHECKING:
     from reconciler.drift.model import DriftReport
@@ -140,7 +140,8 @@ def report_applied(
         err=True,
     )
     for address, message in result.failed.items():
-        click.echo(f"  failed: {one_line(str(address))}: {one_line(message)}", err=True)
+        shown = continued(message, "      ")  # a setup log's last lines, one a line
+        click.echo(f"  failed: {one_line(str(address))}: {shown}", err=True)
     for address, cause in result.skipped.items():
         click.echo(
             f"  skipped: {one_line(str(address))} (depends on {one_line(str(cause))})", err=True

@@ -31,7 +31,7 @@ from reconciler.errors import (
     PathNotFound,
     PoolformError,
 )
-from reconciler.printable import one_line, printable
+from reconciler.printable import continued, one_line, printable
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -239,11 +239,19 @@ def explain(error: BaseException) -> tuple[int, str]:
     from state.errors import StateError
 
     if isinstance(error, StateError | ProviderError):
-        return EXIT_ERROR, printable(f"error: {error}")
+        return EXIT_ERROR, _one_diagnostic(f"error: {error}")
     return EXIT_ERROR, (
         f"internal error: {type(error).__name__}: {one_line(str(error))} "
         "(run with --debug for details)"
     )
+
+
+def _one_diagnostic(text: str) -> str:
+    """A provider's or a state backend's error as one diagnostic: the text those layers pass on
+    from an SDK or a server is folded into one line where it is translated; a line break left
+    (a local `setup`'s last log lines) goes on an indented line, so no text of theirs can
+    print an `error:` or `  hint:` line that looks like poolform's own."""
+    return continued(text, "    ")
 
 
 def _output_error(error: OutputError) -> str:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from providers.retry import SYSTEM_CLOCK, Clock
 from reconciler.cli.held_signals import written_whole
-from reconciler.printable import one_line
+from reconciler.printable import continued, one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -85,7 +85,8 @@ class PlainReporter:
                 f"{error}"
             )
         elif kind == "failed":
-            line = f"{address}: FAILED after {event['elapsed']:.1f}s: {error}"
+            said = continued(str(event.get("error", "")), "    ")
+            line = f"{address}: FAILED after {event['elapsed']:.1f}s: {said}"
         elif kind == "skipped":
             because = one_line(str(event["because"]))
             line = f"{address}: skipped, it depends on {because}, which failed"
@@ -175,7 +176,6 @@ class RichReporter:
         from rich.markup import escape
 
         kind, address = event["type"], escape(one_line(str(event.get("address", ""))))
-        error = escape(one_line(str(event.get("error", ""))))
         with self._lock:
             if kind == "start":
                 self._running[address] = str(event.get("action", ""))
@@ -189,7 +189,8 @@ class RichReporter:
                 f"[dim]({event['elapsed']:.1f}s)[/]"
             )
         elif kind == "failed":
-            self.console.print(f"[red]✗ {address}: {error}[/]")
+            said = escape(continued(str(event.get("error", "")), "    "))
+            self.console.print(f"[red]✗ {address}: {said}[/]")
         elif kind == "skipped":
             because = escape(one_line(str(event["because"])))
             self.console.print(f"[yellow]- {address}: skipped (depends on {because})[/]")

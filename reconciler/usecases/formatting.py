@@ -130,7 +130,31 @@ def within(listing: Listing, root: Path) -> Listing:
                 "lay out the file it leads to in its own directory",
             )
         )
-    return Listing(sources, problems)
+    return Listing(_once_each(sources), problems)
+
+
+def _once_each(sources: list[SourceFile]) -> list[SourceFile]:
+    """One source per file: a link beside its target (`b.yaml -> a.yaml`), or a hard link, is
+    the same file under a second name, and was laid out and listed twice (`fmt --check`
+    listed both, `--diff` showed the one change twice). The file is kept under its own name
+    (the name that is not a link), else under the first link to it in path order."""
+    kept: dict[tuple[int, int], int] = {}
+    chosen: list[SourceFile] = []
+    for source in sources:
+        try:
+            status = source.path.stat() if source.path is not None else None
+        except OSError:
+            status = None  # read a moment ago, gone now: the write names what is wrong
+        if status is None:
+            chosen.append(source)
+            continue
+        identity = (status.st_dev, status.st_ino)
+        if identity not in kept:
+            kept[identity] = len(chosen)
+            chosen.append(source)
+        elif _linked(chosen[kept[identity]]) and not _linked(source):
+            chosen[kept[identity]] = source
+    return chosen
 
 
 def _linked(source: SourceFile) -> bool:
