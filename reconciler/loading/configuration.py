@@ -25,6 +25,7 @@ from reconciler.loading.sources import (
     SourceRef,
     digest,
     list_sources,
+    one_per_file,
     read_single_file,
     yaml_diagnostic,
 )
@@ -313,8 +314,29 @@ def _declares_nothing(source: SourceFile) -> Diagnostic:
 
 def read_directory(directory: Path) -> Reading:
     """Read and validate every document of a configuration directory; the rules between
-    documents are not checked here. Raises NotAConfigurationDirectory for a file."""
-    return _read(list_sources(directory), directory)
+    documents are not checked here. Raises NotAConfigurationDirectory for a file. A file the
+    directory holds under two names (a link beside it, a hard link) is read once, with a note:
+    read twice, all it declares was "defined twice", naming two files that are one."""
+    listing = list_sources(directory)
+    sources, twins = one_per_file(listing.sources)
+    reading = _read(Listing(sources, listing.problems), directory)
+    reading.notes.extend(_read_once(twin, kept) for twin, kept in twins)
+    return reading
+
+
+def _read_once(twin: SourceFile, kept: SourceFile) -> Diagnostic:
+    how = (
+        f"is a link to `{printable(kept.name)}`"
+        if twin.path is not None and twin.path.is_symlink()
+        else f"is the same file as `{printable(kept.name)}` (a hard link)"
+    )
+    return Diagnostic(
+        "warning",
+        "same-file",
+        f"`{printable(twin.name)}` {how} in this directory: read once, as `{printable(kept.name)}`",
+        Location(twin.display),
+        "remove the second name, or point it at a file of its own",
+    )
 
 
 def read_file(path: Path) -> Reading:

@@ -212,6 +212,41 @@ def list_sources(directory: Path) -> Listing:
     return Listing(sources, problems)
 
 
+def one_per_file(
+    sources: list[SourceFile],
+) -> tuple[list[SourceFile], list[tuple[SourceFile, SourceFile]]]:
+    """One source per file, and each source left out with the one kept for the same file. A
+    link beside its target (`b.yaml -> a.yaml`), or a hard link, is one file under a second
+    name: read under both, everything it declares was declared twice. The file is kept under
+    its own name (the one that is not a link), else under the first name in path order."""
+    kept: dict[tuple[int, int], int] = {}
+    chosen: list[SourceFile] = []
+    left: list[tuple[SourceFile, int]] = []
+    for source in sources:
+        try:
+            status = source.path.stat() if source.path is not None else None
+        except OSError:
+            status = None  # read a moment ago, gone now: kept, as read
+        if status is None:
+            chosen.append(source)
+            continue
+        identity = (status.st_dev, status.st_ino)
+        where = kept.get(identity)
+        if where is None:
+            kept[identity] = len(chosen)
+            chosen.append(source)
+        elif _is_link(chosen[where]) and not _is_link(source):
+            left.append((chosen[where], where))
+            chosen[where] = source
+        else:
+            left.append((source, where))
+    return chosen, [(source, chosen[where]) for source, where in left]
+
+
+def _is_link(source: SourceFile) -> bool:
+    return source.path is not None and source.path.is_symlink()
+
+
 def read_single_file(path: Path) -> Listing:
     """One file given on its own (`validate FILE`), whatever its name."""
     if not path.exists() and not path.is_symlink():

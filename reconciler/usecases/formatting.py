@@ -17,6 +17,7 @@ from reconciler.loading.sources import (
     Listing,
     SourceFile,
     list_sources,
+    one_per_file,
     yaml_diagnostic,
 )
 from schemas.kinds import canonical_kind
@@ -106,7 +107,8 @@ def within(listing: Listing, root: Path) -> Listing:
     given's own directory), each named by a warning instead: fmt writes through a link, so a
     pull request adding `x.yaml -> ../../elsewhere.yaml` (or to a user's dotfile that reads as
     YAML) had a reviewer's `poolform fmt` rewrite a file outside the repository. A link within
-    `root` is laid out as before (fmt keeps the target's inode either way)."""
+    `root` is laid out as before (fmt keeps the target's inode either way), once: a file
+    under two names was laid out and listed twice (`--diff` showed the one change twice)."""
     top = root.resolve()
     sources: list[SourceFile] = []
     problems = list(listing.problems)
@@ -130,31 +132,7 @@ def within(listing: Listing, root: Path) -> Listing:
                 "lay out the file it leads to in its own directory",
             )
         )
-    return Listing(_once_each(sources), problems)
-
-
-def _once_each(sources: list[SourceFile]) -> list[SourceFile]:
-    """One source per file: a link beside its target (`b.yaml -> a.yaml`), or a hard link, is
-    the same file under a second name, and was laid out and listed twice (`fmt --check`
-    listed both, `--diff` showed the one change twice). The file is kept under its own name
-    (the name that is not a link), else under the first link to it in path order."""
-    kept: dict[tuple[int, int], int] = {}
-    chosen: list[SourceFile] = []
-    for source in sources:
-        try:
-            status = source.path.stat() if source.path is not None else None
-        except OSError:
-            status = None  # read a moment ago, gone now: the write names what is wrong
-        if status is None:
-            chosen.append(source)
-            continue
-        identity = (status.st_dev, status.st_ino)
-        if identity not in kept:
-            kept[identity] = len(chosen)
-            chosen.append(source)
-        elif _linked(chosen[kept[identity]]) and not _linked(source):
-            chosen[kept[identity]] = source
-    return chosen
+    return Listing(one_per_file(sources)[0], problems)
 
 
 def _linked(source: SourceFile) -> bool:
