@@ -14,7 +14,9 @@ from reconciler.scheduler.model import AppliedConfig, JobRequest, Route
 from reconciler.scheduler.reasons import Reason, ReasonCode
 from reconciler.scheduler.routing import resolve
 from reconciler.scheduler.sqlite_rows import request_json, request_of
+from reconciler.scheduler.store import NewJob
 from state import ResourceRecord, StateSnapshot
+from tests.scheduler.conftest import Opener
 
 LINEAGE = "00000000-0000-4000-8000-000000000000"
 
@@ -158,3 +160,18 @@ def test_a_row_stored_before_the_fields_existed_reads_as_naming_neither() -> Non
     read = request_of(old)
     assert (read.instance_type, read.use_spot) == (None, None)
     assert request_json(read) == old  # a job naming neither is stored as before
+
+
+def test_both_stores_keep_a_jobs_instance_type_and_market(opener: Opener) -> None:
+    """SQLite and PostgreSQL: what a job named comes back from a fresh connection, in the
+    record and in the jobs a cycle reads."""
+    asked = [
+        JobRequest("w", instance_type="c5.xlarge", use_spot=False),
+        JobRequest("w", use_spot=True),
+        JobRequest("w"),
+    ]
+    new = [NewJob(f"j{i}", 0, 1, r, "true", {}, 0, pool="w") for i, r in enumerate(asked)]
+    made = opener().submit(new, 1_000.0)
+    reader = opener()
+    assert [reader.get(job.id).request for job in made] == asked  # type: ignore[union-attr]
+    assert [job.request for job in reader.jobs()] == asked
