@@ -50,23 +50,22 @@ def _shortfall(job: Job, pool: Document) -> tuple[str, str] | None:
     if found is None or (wanted is None and spot is None):
         return None
     what, offers = found
+    owner = f"pool `{pool.name}`"
     if wanted is not None and not any(name == wanted for name, _ in offers):
         names = sorted({name for name, _ in offers if name})
-        has = (
-            f"its {what} are {', '.join(names)}"
-            if names
-            else "it has no instance types (it counts quota)"
-            if isinstance(pool, ResourcePool)
-            else f"its {what}' instance type is not known"
-        )
-        return "instance_type", f"instance type {wanted} but pool `{pool.name}`: {has}"
-    if spot is None or isinstance(pool, ResourcePool) and not spot:
+        has = f"the {what} of {owner} are {', '.join(names)}"
+        if isinstance(pool, ResourcePool):
+            has = f"{owner} has no instance types (it counts quota)"
+        elif not names:
+            has = f"the type of the {what} of {owner} is not known"
+        return "instance_type", f"instance type {wanted}, but {has}"
+    if spot is None or (isinstance(pool, ResourcePool) and not spot):  # no spot: none to avoid
         return None
     markets = {s for name, s in offers if wanted is None or name == wanted}
     if spot in markets:
         return None
-    has = f"its {what} are {_market(not spot)}" if markets else f"it has no {what}"
-    return "use_spot", f"{_market(spot)} {what} but pool `{pool.name}`: {has}"
+    has = f"the {what} of {owner} are {_market(not spot)}" if markets else f"{owner} has no {what}"
+    return "use_spot", f"{_market(spot)} {what}, but {has}"
 
 
 def job_placement(config: Configuration, job: Job, pool: Document) -> Iterator[Finding]:

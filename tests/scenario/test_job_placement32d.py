@@ -55,8 +55,8 @@ def test_validate_refuses_a_job_file_whose_pool_cannot_place_it(tmp_path: Path) 
     result = poolform("validate", directory)
     stderr = refused(result)
     assert (
-        f"{directory / 'job.yaml'}:5:13: error: the job asks for spot workers but pool `w`: "
-        "its workers are on-demand; `jobs submit` would refuse it [unsatisfiable-request]"
+        f"{directory / 'job.yaml'}:5:13: error: the job asks for spot workers, but the workers "
+        "of pool `w` are on-demand; `jobs submit` would refuse it [unsatisfiable-request]"
     ) in stderr
     (directory / "job.yaml").write_text(
         JOB.format(name="j", resources="  instance_type: c5.xlarge\n")
