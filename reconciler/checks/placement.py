@@ -24,7 +24,7 @@ def _offers(pool: Document) -> tuple[str, list[tuple[str | None, bool]]] | None:
     """What the pool's machines are called in a message, and their (instance type, spot);
     None for a pool kind this check does not know."""
     if isinstance(pool, WorkerPool):
-        resources = pool.resources.model_dump(mode="json", exclude_none=True)
+        resources = pool.resources.model_dump(mode="json", by_alias=True)
         named = pool.resources.instance_type
         if not named:
             try:  # what apply launches: the smallest catalog type that fits
