@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 from providers.catalog import CATALOG
 from reconciler.checks.common import error, pools_of
+from reconciler.checks.placement import job_placement
 from reconciler.loading.configuration import Configuration, Finding
 from schemas import (
     Cluster,
@@ -124,6 +125,8 @@ def request_shapes(config: Configuration) -> Iterator[Finding]:
             or job.resources.resource_pool
             or (cluster.default_compute_pool if needed else cluster.default_aux_pool)
         )
+        if name in pools and (job.subject is None or job.pool or job.resources.resource_pool):
+            yield from job_placement(config, job, pools[name])  # else routed by its subject
         if not needed or name not in pools:
             continue
         has = _pool_gpus(config, pools[name])

@@ -42,6 +42,7 @@ def accelerator_names(spec: Any) -> tuple[str, ...]:
 def _machine_pools(records: Sequence[ResourceRecord]) -> list[Pool]:
     totals: dict[str, dict[str, int]] = {}
     models: dict[str, set[str]] = {}
+    machines: dict[str, set[tuple[str, bool]]] = {}
     for record in records:
         parts = record.address.split(".")
         if len(parts) != 4:
@@ -50,6 +51,11 @@ def _machine_pools(records: Sequence[ResourceRecord]) -> list[Pool]:
         capacity = totals.setdefault(pool, {"gpu": 0, "cpu": 0, "memory": 0})
         models.setdefault(pool, set())
         templates = record.attributes.get("launch_templates") or [{}]
+        for template in templates:  # what a job's instance_type and use_spot are matched with
+            named = template.get("instance_type")
+            if isinstance(named, str) and named:
+                spot = template.get("market_type") == "SPOT"
+                machines.setdefault(pool, set()).add((named, spot))
         kind = CATALOG.get(str(templates[0].get("instance_type")))
         size = record.attributes.get("max_size")
         if kind is None or not isinstance(size, int):
@@ -60,13 +66,21 @@ def _machine_pools(records: Sequence[ResourceRecord]) -> list[Pool]:
         if kind.gpu_type:
             models[pool].add(kind.gpu_type.upper())
     return [
-        Pool(name, "machine", capacity, (), gpu_types=tuple(sorted(models[name])))
+        Pool(
+            name,
+            "machine",
+            capacity,
+            (),
+            gpu_types=tuple(sorted(models[name])),
+            machines=tuple(sorted(machines.get(name, ()))),
+        )
         for name, capacity in totals.items()
     ]
 
 
 def _worker_shape(resources: Mapping[str, Any], address: str) -> WorkerShape:
     names = accelerator_names(resources.get("accelerators"))
+    spot = bool(resources.get("use_spot"))
     try:
         kind = choose_instance_type(resources, address)
     except ProviderError:
@@ -76,14 +90,18 @@ def _worker_shape(resources: Mapping[str, Any], address: str) -> WorkerShape:
             count = accelerator_count(normalise_accelerators(resources.get("accelerators")))
         except ValueError:
             count = 0
-        return WorkerShape(count * SCALE, names, None, None)
+        named = resources.get("instance_type")  # a type the catalog does not know is still its
+        named = named if isinstance(named, str) and named else None
+        return WorkerShape(count * SCALE, names, None, None, named, spot)
     gpus = kind.gpus
     if resources.get("accelerators") is not None and not resources.get("instance_type"):
         from schemas.accelerators import accelerator_count, normalise_accelerators
 
         gpus = accelerator_count(normalise_accelerators(resources.get("accelerators")))
     models = names or ((kind.gpu_type.upper(),) if kind.gpu_type else ())
-    return WorkerShape(gpus * SCALE, models, kind.vcpus * SCALE, kind.memory_gib * 2**30 * SCALE)
+    return WorkerShape(
+        gpus * SCALE, models, kind.vcpus * SCALE, kind.memory_gib * 2**30 * SCALE, kind.name, spot
+    )
 
 
 def declared_workers(pool: Mapping[str, Any]) -> int:
@@ -226,6 +244,7 @@ def _bind(
             pool.declared_workers,
             pool.workers,
             parents.get(name),
+            pool.machines,
         )
     return AppliedConfig(
         serial,

@@ -114,4 +114,6 @@ def request_of(job: Job, overrides: Overrides) -> JobRequest:
         accelerators=accelerator_names(job.resources.accelerators),
         priority=overrides.priority if overrides.priority is not None else job.priority,
         preemptible=job.preemptible if overrides.preemptible is None else overrides.preemptible,
+        instance_type=job.resources.instance_type,
+        use_spot=job.resources.use_spot,
     )

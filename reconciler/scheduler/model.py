@@ -62,6 +62,8 @@ class WorkerShape:
     gpu_types: tuple[str, ...]
     cpu: int | None  # units; None when unknown
     memory: int | None
+    instance_type: str | None = None  # the cloud type its workers are (None: not known)
+    spot: bool = False  # its workers are spot instances (resources.use_spot)
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class Pool:
     declared_workers: int = 0  # worker pools: what apply was asked for (fail-fast uses it)
     workers: tuple[Worker, ...] = ()  # worker pools: the workers ready now
     parent: str | None = None  # resource pools: the pool it shares capacity with (a tree)
+    # Machine pools: (instance type, spot) of each machine type, as its launch template says.
+    machines: tuple[tuple[str, bool], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -184,7 +188,8 @@ class AppliedConfig:
 @dataclass(frozen=True)
 class JobRequest:
     """What a job asks for, before routing: a pool and/or subject, resources in units (gpu,
-    cpu, memory, custom keys) and acceptable GPU models (empty: any)."""
+    cpu, memory, custom keys), acceptable GPU models (empty: any) and SkyPilot's instance_type
+    and use_spot (None: any)."""
 
     pool: str | None = None
     subject: str | None = None
@@ -192,13 +197,16 @@ class JobRequest:
     accelerators: tuple[str, ...] = ()
     priority: int | None = None  # None: the policy's priority
     preemptible: bool = True
+    instance_type: str | None = None
+    use_spot: bool | None = None
 
     # Hashed once: a cycle looks every queued job's request up by value.
     _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         fields = (self.pool, self.subject, self.resources, self.accelerators, self.priority)
-        object.__setattr__(self, "_hash", hash((*fields, self.preemptible)))
+        placed = (self.preemptible, self.instance_type, self.use_spot)
+        object.__setattr__(self, "_hash", hash((*fields, *placed)))
 
     def __hash__(self) -> int:
         return self._hash

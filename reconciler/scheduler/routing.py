@@ -29,10 +29,13 @@ class Shortfall:
     key: str
     need: int
     most: int
-    why: str  # capacity, missing, limit, reserved, accelerator, worker, workers
+    why: str  # capacity, missing, limit, reserved, accelerator, worker, workers, placement
     models: tuple[str, ...] = ()  # accelerator: the GPU models the pool has
+    said: str = ""  # placement: the whole text (an instance type or market, not an amount)
 
     def text(self) -> str:
+        if self.said:
+            return self.said
         most = show(self.key, self.most).split(" ", 1)[1]
         words = {
             "capacity": f"the pool holds {most}",
@@ -186,6 +189,14 @@ def _models_match(request: JobRequest, models: tuple[str, ...]) -> bool:
 
 def demand_on(candidate: Candidate, request: JobRequest) -> tuple[Amounts, list[Shortfall]]:
     """What the job takes on this route, and every key it could never get there."""
+    if request.instance_type is None and request.use_spot is None:
+        return _demand(candidate, request)
+    demand, missing = _demand(candidate, request)
+    placed = placement(request, candidate.pool)
+    return demand, missing if placed is None else [placed, *missing]
+
+
+def _demand(candidate: Candidate, request: JobRequest) -> tuple[Amounts, list[Shortfall]]:
     pool, policy = candidate.pool, candidate.policy
     np = not request.preemptible
     if pool.kind == "worker":
@@ -218,6 +229,52 @@ def demand_on(candidate: Candidate, request: JobRequest) -> tuple[Amounts, list[
         if short is not None:
             missing.append(short)
     return tuple(demand.items()), missing
+
+
+def _market(spot: bool) -> str:
+    return "spot" if spot else "on-demand"
+
+
+def _placed(text: str, key: str) -> Shortfall:
+    return Shortfall(key, 1, 0, "placement", said=text)
+
+
+def placement(request: JobRequest, pool: Pool) -> Shortfall | None:
+    """Whether the pool's machines are the instance type and market (SkyPilot's instance_type
+    and use_spot) the job names, as SkyPilot refuses a pool whose workers do not satisfy a
+    job's resources. None: they are, or the job names neither."""
+    wanted, spot = request.instance_type, request.use_spot
+    asked = f"instance type {wanted} asked"
+    if pool.kind == "worker":
+        shape = pool.worker_shape
+        has = None if shape is None else shape.instance_type
+        if wanted is not None and wanted != has:
+            what = f"its workers are {has}" if has else "its workers' type is not known"
+            return _placed(f"{asked}, {what}", "instance_type")
+        pool_spot = shape is not None and shape.spot
+        if spot is not None and spot != pool_spot:
+            said = f"{_market(spot)} workers asked, the pool's are {_market(pool_spot)}"
+            return _placed(said, "use_spot")
+        return None
+    if pool.kind == "resource":
+        if wanted is not None:
+            return _placed(
+                f"{asked}, the pool has no instance types (it counts quota)", "instance_type"
+            )
+        if spot:
+            return _placed("spot machines asked, the pool has no machines", "use_spot")
+        return None
+    machines = pool.machines
+    types = [name for name, _ in machines if wanted is None or name == wanted]
+    if not types:
+        names = sorted({name for name, _ in machines})
+        what = f"its machines are {', '.join(names)}" if names else "it has no machine types"
+        return _placed(f"{asked}, {what}", "instance_type")
+    if spot is None or any(s == spot for name, s in machines if name in types):
+        return None
+    of = "" if wanted is None else f" {wanted}"
+    said = f"{_market(spot)}{of} machines asked, the pool's{of} are {_market(not spot)}"
+    return _placed(said, "use_spot")
 
 
 def _describe(candidate: Candidate, missing: list[Shortfall]) -> str:

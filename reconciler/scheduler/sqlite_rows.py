@@ -130,17 +130,20 @@ def add_columns(conn: sqlite3.Connection) -> None:
 
 
 def request_json(request: JobRequest) -> str:
-    return json.dumps(
-        {
-            "pool": request.pool,
-            "subject": request.subject,
-            "resources": dict(request.resources),
-            "accelerators": list(request.accelerators),
-            "priority": request.priority,
-            "preemptible": request.preemptible,
-        },
-        sort_keys=True,
-    )
+    data = {
+        "pool": request.pool,
+        "subject": request.subject,
+        "resources": dict(request.resources),
+        "accelerators": list(request.accelerators),
+        "priority": request.priority,
+        "preemptible": request.preemptible,
+    }
+    # Written only when given: a row of a job that names neither reads as before.
+    if request.instance_type is not None:
+        data["instance_type"] = request.instance_type
+    if request.use_spot is not None:
+        data["use_spot"] = request.use_spot
+    return json.dumps(data, sort_keys=True)
 
 
 def request_of(text: str) -> JobRequest:
@@ -153,7 +156,17 @@ def request_of(text: str) -> JobRequest:
         accelerators=tuple(data.get("accelerators") or ()),
         priority=data.get("priority"),
         preemptible=bool(data.get("preemptible", True)),
+        instance_type=_text_or_none(data.get("instance_type")),
+        use_spot=_flag_or_none(data.get("use_spot")),
     )
+
+
+def _text_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _flag_or_none(value: object) -> bool | None:
+    return value if isinstance(value, bool) else None
 
 
 _REASONS: dict[tuple[str, str | None], Reason | None] = {}
