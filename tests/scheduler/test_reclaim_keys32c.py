@@ -23,7 +23,7 @@ from tests.scheduler.builders import config, holding, policy, queued, snapshot
 POLICIES = config(
     resource_pools={"dc": {"gpu": 4, "cpu": 16, "step_run": 8}},
     policies={
-        "owner": policy("dc", "owner", reserved={"gpu": 2, "cpu": 2, "step_run": 2},
+        "owner": policy("dc", "owner", reserved={"gpu": 2, "cpu": 4, "step_run": 2},
                         preemption="Never"),
         "keeper": policy("dc", "keeper", reserved={"gpu": 2, "cpu": 4, "step_run": 2}),
         "borrower": policy("dc", "borrower"),
@@ -97,6 +97,22 @@ CASES = {
             holding(13, "dc", "borrower", gpu=1, step_run=1, at=3),
         ],
         {},
+    ),
+    "a waiter short of cpu too takes a job of a policy borrowing cpu, gpus and all": Case(
+        # Job 1 is admitted: borrower borrows gpus, but what this cycle admits is no victim.
+        # Job 2, short of gpus only, finds none: keeper borrows no gpus. Job 3 is short of
+        # cpu too, which keeper borrows: it takes keeper's job, though job 2's search found
+        # nothing and job 3 asks no less of every key (Kueue: what needs preemption, cpu
+        # among it, is what the victim's queue must borrow).
+        POLICIES,
+        [
+            queued(1, subject="borrower", gpu=2, cpu=1, step_run=1, priority=5, at=1),
+            queued(2, subject="owner", gpu=1, cpu=1, step_run=1, at=2),
+            queued(3, subject="owner", gpu=1, cpu=4, step_run=1, at=3),
+        ],
+        [holding(12, "dc", "keeper", gpu=2, cpu=12, step_run=1, at=2)],
+        {3: (12,)},
+        admitted=[1],
     ),
     "a pool borrowing only cpu from its tree keeps its own gpus; the gpu borrower gives": Case(
         TREE,
