@@ -225,12 +225,14 @@ def jobs_cancel(
             "pool), not both; nothing was cancelled"
         )
     ctx = job_context(directory)
+    already: list[JobRecord] = []
     try:
         here = usecases.here(ctx)
         if gone:
             ended = usecases.cancel_gone(ctx, list(job_ids))
         else:
             changed = usecases.cancel(ctx, list(job_ids), pool, grace)
+            already = usecases.being_cancelled(ctx, job_ids) if not changed else []
     finally:
         ctx.close()
     if gone:
@@ -246,6 +248,11 @@ def jobs_cancel(
     if not changed:
         if pool is not None:  # none may ever have run there: "had already ended" misleads
             _lines([f"Nothing to cancel: pool {pool} has no queued or running job."])
+        elif already:
+            _lines([
+                f"Nothing to change: job(s) {_ids(already)} are already being cancelled, "
+                "SIGKILL due no later than this --grace would make it"
+            ])  # fmt: skip
         else:
             click.echo("Nothing to cancel: the job(s) had already ended.")
         return

@@ -32,10 +32,12 @@ from reconciler.scheduler.usage import Failure, TreeUse
 from reconciler.scheduler.waiting import explain_failure
 
 # Victim searches that found nothing, per (pool, policy, non-preemptible, batch): (priority,
-# demand). While no policy or pool of the tree starts to borrow or borrows more (see the
-# ledger's `joins` and `grown`), usage only grows and candidates only leave, so a waiter with
-# no higher priority and no smaller demand on the same keys would find nothing either.
-Hopeless = dict[tuple[str, str, bool, int], list[tuple[int, tuple[tuple[str, int], ...]]]]
+# demand, the keys the tree lacked for it). While no policy or pool of the tree starts to
+# borrow or borrows more (see the ledger's `joins` and `grown`), usage only grows and
+# candidates only leave, so a waiter with no higher priority and no smaller demand on the same
+# keys, short of the same keys, would find nothing either. (Short of another key too, it may:
+# a policy that borrows only that key is a victim for it, see preemption.py.)
+Hopeless = dict[tuple[str, str, bool, int], list[tuple[int, tuple[tuple[str, int], ...], int]]]
 Failed = dict[tuple[int, bool, int], tuple[object, int, Reason, list[tuple[Route, TreeUse]]]]
 
 
@@ -392,13 +394,14 @@ class Admission(HeldRoom):
         batch = job.batch
         where = (route.pool, route.policy, np, batch if batch in self.batches else 0)
         tried = kept[1].get(where)
+        short = _short_of(tree, route.demand)
         if tried is None:
             tried = kept[1][where] = []
-        elif tried and _dominated(tried, route.priority, route.demand):
+        elif tried and _dominated(tried, route.priority, route.demand, short):
             return None
         found = victims_among(self.ledger, route, np, batch, candidates)
         if found is None:
-            tried.append((route.priority, route.demand))
+            tried.append((route.priority, route.demand, short))
         return found
 
     def _preempt(self, job: int, lane: Lane, found: Victims, candidates: Candidates) -> Preempt:
@@ -430,13 +433,26 @@ _BY_PRIORITY = frozenset(
 )
 
 
+def _short_of(tree: TreeUse, demand: tuple[tuple[str, int], ...]) -> int:
+    """The keys of `demand` the tree lacks for it, one bit per key in the demand's order (the
+    demands `_dominated` compares have the same keys in the same order)."""
+    used, capacity = tree.used, tree.capacity
+    short, bit = 0, 1
+    for key, need in demand:
+        if used.get(key, 0) + need > capacity.get(key, 0):
+            short |= bit
+        bit <<= 1
+    return short
+
+
 def _dominated(
-    tried: list[tuple[int, tuple[tuple[str, int], ...]]],
+    tried: list[tuple[int, tuple[tuple[str, int], ...], int]],
     priority: int,
     demand: tuple[tuple[str, int], ...],
+    short: int,
 ) -> bool:
-    for p, d in tried:
-        if p >= priority and len(d) == len(demand):
+    for p, d, s in tried:
+        if p >= priority and s == short and len(d) == len(demand):
             if d == demand:
                 return True
             # Not strict: the lengths are equal (above), and mypyc compiles a plain zip natively.

@@ -159,6 +159,13 @@ def cancel(
     return changed
 
 
+def being_cancelled(ctx: SchedulerContext, job_ids: Sequence[int]) -> list[JobRecord]:
+    """Of the named jobs, those still held under a cancel request (read after a cancel that
+    changed none of them: their deadline comes no later than the one it asked for)."""
+    found = (ctx.store.get(job_id) for job_id in dict.fromkeys(job_ids))
+    return [job for job in found if job and job.status in HOLDING and job.stop == "cancel"]
+
+
 def _record_ends(ctx: SchedulerContext, jobs: Iterable[JobRecord], place: Place | None) -> None:
     """A held job whose process has already ended with a status (the scheduler is stopped, or
     has not looked since) finished on its own: its end is recorded as it was (succeeded, or

@@ -1,16 +1,19 @@
 """Jobs as local processes: `bash -c RUN` in a worker's directory or the job's own.
 
 Each attempt runs under a small bash wrapper in its own session (so SIGTERM and SIGKILL reach
-the whole process group, and the job outlives a scheduler killed with kill -9). The wrapper:
+the whole session, every process group in it, and the job outlives a scheduler killed with
+kill -9). The wrapper:
 
 1. claims the attempt by creating `claim/` (mkdir is atomic); if it exists the attempt was
    already run or fenced off by a restarted scheduler, and the wrapper exits without running;
 2. writes its pid to `claim/pid`;
 3. runs the job, waits for it (a trapped SIGTERM does not stop the wrapper, only the job),
    and writes the exit status to `exit` (via a rename, so it is whole or absent);
-4. kills its process group, itself included: what the job left running in the background
-   (a data loader, a server holding GPU memory) ends with it, as a Slurm job step's or a
-   pod's processes do, so the capacity the job's end frees is free.
+4. kills the other process groups of its session (a job's shell with job control, `set -m`,
+   puts each background job in a group of its own), then its own group, itself included:
+   what the job left running in the background (a data loader, a server holding GPU memory)
+   ends with it, as a Slurm job step's or a pod's processes do, so the capacity the job's end
+   frees is free. Only a process that started a session of its own (`setsid`) escapes.
 
 The wrapper runs with the jobs' base environment (job_environment.py: PATH, HOME, the locale,
 ... and the names passed on by the operator, never the scheduler's secrets); the job's envs
@@ -56,6 +59,17 @@ envs=(); while IFS= read -r -d '' entry; do envs+=("$entry"); done < "$attempt/e
 child=$!
 wait "$child"; code=$?
 while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done
+others() {  # the session's process groups other than the wrapper's own (from /proc)
+  local stat line rest; found=0
+  for stat in /proc/[0-9]*/stat; do
+    { IFS= read -r line < "$stat"; } 2>/dev/null || continue
+    rest=${line##*) }; rest=(${rest})
+    if [ "${rest[3]}" = "$$" ] && [ "${rest[2]}" != "$$" ] && [ "${rest[0]}" != Z ]; then
+      kill -KILL -- "-${rest[2]}" 2>/dev/null; found=1
+    fi
+  done
+}
+for pass in 1 2 3 4 5 6 7 8; do others; [ "$found" = 0 ] && break; done
 echo "$code" > "$attempt/exit.tmp" && mv "$attempt/exit.tmp" "$attempt/exit"
 kill -KILL 0
 """
@@ -148,16 +162,22 @@ def _since(pid: int) -> int | None:
         return None
 
 
-def _group_runs(pgid: int) -> bool:
-    """Whether a process of the group runs (zombies waiting to be reaped do not). Read only
-    when an attempt's wrapper is gone without an exit status, so scanning /proc is rare."""
+def _session_groups(sid: int) -> set[int]:
+    """The process groups with a process running in the session (zombies waiting to be reaped
+    do not run). The wrapper leads the session, so its pid is the session's number, and no
+    other process can bear that pid while a process of the session exists. Read only when an
+    attempt is signalled or its wrapper is gone without an exit status, so scanning /proc is
+    rare."""
+    groups: set[int] = set()
+    wanted = str(sid)
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
         fields = _stat_fields(int(entry.name))
-        if fields and len(fields) > 2 and fields[2] == str(pgid) and fields[0] != "Z":
-            return True
-    return False
+        if fields and len(fields) > 3 and fields[3] == wanted and fields[0] != "Z":
+            with contextlib.suppress(ValueError):
+                groups.add(int(fields[2]))
+    return groups
 
 
 def _wrapper_of(attempt: Path) -> int | None:
@@ -341,9 +361,9 @@ class LocalExecutor:
             if child is not None:
                 child.wait()
             return Observation(Phase.EXITED, exit_code=code)
-        if process is not None and leader is None and _group_runs(process.pid):
-            # The job killed its wrapper: a pid is not reused while a group bears its number,
-            # so a group of that number is still the attempt's, and it runs.
+        if process is not None and leader is None and _session_groups(process.pid):
+            # The job killed its wrapper: a pid is not reused while a session bears its
+            # number, so a session of that number is still the attempt's, and it runs.
             return Observation(Phase.RUNNING, process.pid)
         if process is not None:
             # It started (the store recorded its process), it no longer runs, and it left no
@@ -399,14 +419,20 @@ class LocalExecutor:
     def signal(self, job: int, attempt: int, pid: int, *, kill: bool) -> None:
         key, directory = (job, attempt), self.attempt_dir(job, attempt)
         alive = self._alive(key, pid, directory)
-        if not alive and sys.platform.startswith("linux"):
+        groups: set[int] = set()
+        if sys.platform.startswith("linux"):
             fields = _stat_fields(pid)
-            if fields is None or fields[0] == "Z":
-                # The wrapper is gone (the job killed it; a zombie until its new parent reaps
-                # it) but its group may run on: no other process can bear the pid while that
-                # group exists.
-                alive = _group_runs(pid)
+            if alive or fields is None or fields[0] == "Z":
+                # The wrapper runs, or is gone (the job killed it; a zombie until its new
+                # parent reaps it) while its session may run on: no other process can bear
+                # the pid while that session exists. Every group of the session is reached:
+                # a job's shell with job control (`set -m`) puts its background jobs in
+                # groups of their own.
+                groups = _session_groups(pid)
+                alive = alive or bool(groups)
         if not alive:
             return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL if kill else signal.SIGTERM)
+        groups.add(pid)
+        for group in sorted(groups):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(group, signal.SIGKILL if kill else signal.SIGTERM)

@@ -458,6 +458,7 @@ class PostgresStore:
         return changed
 
     def cancel(self, job_ids: Sequence[int], now: float, grace: float) -> list[JobRecord]:
+        # A job already being cancelled is asked again only to bring its deadline sooner.
         asked = reason(ReasonCode.CANCEL_REQUESTED)
         wanted = list(dict.fromkeys(job_ids))
         with self._txn() as conn:
@@ -471,9 +472,9 @@ class PostgresStore:
                     f"UPDATE {self._s}.sched_jobs SET stop = 'cancel',"
                     " stop_deadline = LEAST(COALESCE(stop_deadline, %s), %s), reason_code = %s,"
                     " reason_message = %s, reason_detail = '{}' WHERE id = ANY(%s)"
-                    " AND status IN ('admitted', 'running') AND (stop IS NULL OR stop = 'preempt')"
-                    " RETURNING id, status",
-                    (now + grace, now + grace, asked.code.value, asked.message, rest),
+                    " AND status IN ('admitted', 'running') AND (stop IS NULL OR stop = 'preempt'"
+                    " OR stop_deadline > %s) RETURNING id, status",
+                    (now + grace, now + grace, asked.code.value, asked.message, rest, now + grace),
                 ).fetchall()
             )
             for job in rest:

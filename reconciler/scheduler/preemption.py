@@ -4,13 +4,15 @@ Who may be a victim (ZenML's rules, Kueue's order):
 - only preemptible jobs, not already stopping, not admitted in this cycle, not of the waiter's
   own batch (a job's ranks never preempt each other);
 - of the waiter's own policy: only strictly lower priority, and only if the policy may preempt;
-- of another policy, only while that policy borrows (uses more than it reserved, on a key
-  both jobs need), counting the victims taken before it and the jobs already being stopped as
-  gone; then either the waiter takes back its own reservation (reclaim, any priority: while
-  the policy still borrows), or the victim has strictly lower priority, the waiter's policy may
-  preempt, and the victim's policy keeps at least its reservation, on the keys the pool lacks
-  for the waiter, once the victim is gone (a key the waiter finds room for, such as the
-  `step_run` every job takes, does not shield a policy that borrows what the waiter lacks);
+- of another policy, only while that policy borrows (uses more than it reserved) on a key the
+  pool lacks for the waiter, counting the victims taken before it and the jobs already being
+  stopped as gone; then either the waiter takes back its own reservation (reclaim, any
+  priority: while the policy still borrows so), or the victim has strictly lower priority, the
+  waiter's policy may preempt, and the victim's policy keeps at least its reservation on those
+  keys once the victim is gone. A key the waiter finds room for (such as the `step_run` every
+  job takes, or cpu beside a short gpu) neither shields a policy that borrows what the waiter
+  lacks nor exposes one that borrows only it: a policy within its reservation of gpu keeps its
+  gpus when it borrows cpu, as Kueue reclaims only from queues borrowing what needs preemption;
 - of another pool of the waiter's tree (pools joined by `parent`), the same rules one level
   up: only while that pool uses more than its own capacity, taken back by a waiter whose pool
   stays within its own capacity (reclaim), or by strictly higher priority as long as the
@@ -29,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-from reconciler.scheduler.candidates import Candidates, keys_of, victim_order
+from reconciler.scheduler.candidates import Candidates, victim_order
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Holding, Route
 
@@ -69,7 +71,6 @@ def victims_among(
     reclaim = ledger.within_reservation(route)  # the waiter would stay within its reservation
     shared = len(ledger.pools[own_pool].tree.names) > 1
     pool_reclaim = shared and ledger.within_capacity(route)
-    demand = keys_of(route.demand)
     short = ledger.shortage(route, np)
     if short is None:
         return None  # its own non-preemptible reservation is full: no victim would help
@@ -131,8 +132,7 @@ def victims_among(
             pool_level = False
         if not _holds_any(job, contended):
             continue  # frees nothing the waiter lacks
-        keys = demand if takes_back else contended
-        if not _gives_up(ledger, job, keys, takes_back, mine, pool_level):
+        if not _gives_up(ledger, job, contended, takes_back, mine, pool_level):
             if not takes_back and not mine:
                 never.append(job)  # not even alone: never in this cycle
             continue
@@ -217,17 +217,16 @@ def _holds_any(job: Holding, keys: frozenset[str]) -> bool:
 def _gives_up(
     ledger: Ledger,
     job: Holding,
-    demand: frozenset[str],
+    contended: frozenset[str],
     reclaim: bool,
     mine: dict[str, int],
     pool: bool,
 ) -> bool:
     """Whether another policy (or pool) may lose `job`, given `mine`, what its victims so far
-    hold; if so, the job is added to `mine`. On `demand`'s keys the job holds (as the cycle
-    stands, without what its jobs being stopped hold): a reclaim (`demand`: all the waiter
-    needs) takes it while the policy still uses more than it reserved on one of them; priority
-    (`demand`: what the pool lacks for the waiter) only if the policy keeps at least its
-    reservation on all of them once the job is gone."""
+    hold; if so, the job is added to `mine`. On the keys the pool lacks for the waiter that
+    the job holds (as the cycle stands, without what its jobs being stopped hold): a reclaim
+    takes it while the policy still uses more than it reserved on one of them; priority only
+    if the policy keeps at least its reservation on all of them once the job is gone."""
     used: Mapping[str, int]
     if pool:
         use = ledger.pools.get(job.pool)
@@ -241,7 +240,7 @@ def _gives_up(
         leaving = ledger.leaving.get(job.policy, _NONE)
     allowed = not reclaim
     for key, value in job.amounts:
-        if key not in demand:
+        if key not in contended:
             continue
         left = used.get(key, 0) - leaving.get(key, 0) - mine.get(key, 0)
         if reclaim:

@@ -270,9 +270,19 @@ class Writes:
 
     def ask_to_cancel(self, jobs: Sequence[int], grace: float) -> list[int]:
         """Held jobs not already being cancelled get a cancel request (a pending preemption
-        becomes one, with the earlier deadline); the ids asked."""
+        becomes one, with the earlier deadline); one already being cancelled gets this
+        request's deadline when it is sooner (a cancel with --grace 1h, then one with --grace
+        0: the job is killed now, not in an hour); the ids asked."""
+        if not jobs:
+            return []
+        deadline = self.now + grace
+        still = f"{HELD} AND (stop IS NULL OR stop = 'preempt' OR stop_deadline > ?)"
         open_ = dict(
-            self._rows(jobs, "id, status", f"{HELD} AND (stop IS NULL OR stop = 'preempt')")
+            self.conn.execute(
+                "SELECT id, status FROM jobs WHERE id IN (SELECT value FROM json_each(?))"
+                f" AND {still}",
+                (json.dumps(sorted(set(jobs))), deadline),
+            ).fetchall()
         )
         asked = reason(ReasonCode.CANCEL_REQUESTED)
         message = asked.message
@@ -280,8 +290,8 @@ class Writes:
         self.conn.executemany(
             "UPDATE jobs SET stop = 'cancel', stop_deadline = MIN(COALESCE(stop_deadline,"
             " ?), ?), reason_code = ?, reason_message = ?, reason_detail = '{}'"
-            f" WHERE id = ? AND {HELD} AND (stop IS NULL OR stop = 'preempt')",
-            [(self.now + grace, self.now + grace, asked.code.value, message, j) for j in changed],
+            f" WHERE id = ? AND {still}",
+            [(deadline, deadline, asked.code.value, message, j, deadline) for j in changed],
         )
         for job in changed:
             self.event(job, open_[job], asked, message)

@@ -262,7 +262,9 @@ class SchedulerStore(Protocol):
         ...
 
     def cancel(self, job_ids: Sequence[int], now: float, grace: float) -> list[JobRecord]:
-        """Queued jobs end cancelled; held ones get a stop request. Returns the jobs changed."""
+        """Queued jobs end cancelled; held ones get a stop request (one already being
+        cancelled, only when this request's deadline, `now + grace`, is sooner: it takes it).
+        Returns the jobs changed."""
         ...
 
     def close(self) -> None: ...

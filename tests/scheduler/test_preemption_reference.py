@@ -71,10 +71,10 @@ def reference(inst: dict[str, object]) -> tuple[list[int], list[frozenset[int]],
     Rules, restated: a victim is preemptible; of the waiter's policy only with strictly lower
     priority (and a policy that may preempt); of another policy for reclaim (the waiter stays
     within its reservation) or strictly lower priority, and only while that policy borrows on
-    a key both need once the set's earlier victims (in the documented order: other policies
-    first, lowest priority, most recently admitted, highest id) of that policy are gone; for
-    priority (not reclaim), that policy must keep its reservation, on those of the keys the
-    pool lacks for the waiter, once the victim is gone too."""
+    a key the victim holds and the pool lacks for the waiter, once the set's earlier victims
+    (in the documented order: other policies first, lowest priority, most recently admitted,
+    highest id) of that policy are gone; for priority (not reclaim), that policy must keep its
+    reservation on those keys once the victim is gone too."""
     capacity = {k: v * SCALE for k, v in inst["capacity"].items()}  # type: ignore[attr-defined]
     policies: dict = inst["policies"]  # type: ignore[type-arg, assignment]
     jobs: list = inst["jobs"]  # type: ignore[type-arg, assignment]
@@ -117,12 +117,11 @@ def reference(inst: dict[str, object]) -> tuple[list[int], list[frozenset[int]],
             theirs = used(job["policy"])
             before = gone.setdefault(job["policy"], dict.fromkeys(KEYS, 0))
             reserved = policies[job["policy"]]["reserved"]
-            contended = [k for k in KEYS if _amount(job).get(k) and demand.get(k)]
+            contended = [k for k in KEYS if _amount(job).get(k) and k in lacking]
             if not any(theirs[k] - before[k] > reserved[k] * SCALE for k in contended):
                 return False
             after = {k: theirs[k] - before[k] - _amount(job).get(k, 0) for k in KEYS}
-            kept = [k for k in contended if k in lacking]
-            if not reclaim and not all(after[k] >= reserved[k] * SCALE for k in kept):
+            if not reclaim and not all(after[k] >= reserved[k] * SCALE for k in contended):
                 return False
             for k, v in _amount(job).items():
                 before[k] += v
