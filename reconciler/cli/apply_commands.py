@@ -188,6 +188,7 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
     "--parallelism",
+    metavar="N",
     default=10,
     show_default=True,
     type=Integer(1, 1000),
@@ -267,6 +268,7 @@ def apply(
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
     "--parallelism",
+    metavar="N",
     default=10,
     show_default=True,
     type=Integer(1, 1000),

@@ -282,7 +282,13 @@ def _rewrite(path: Path, text: str, before: bytes, display: str, root: Path) -> 
 
 
 @click.command()
-@click.option("--out", "out", type=click.Path(path_type=Path), help="Write <Kind>.json files here.")
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    type=click.Path(path_type=Path),
+    help="Write <Kind>.json files here.",
+)
 def schema(out: Path | None) -> None:
     """The JSON Schema of every kind, generated from the models."""
     from schemas.kinds import KINDS, json_schema
