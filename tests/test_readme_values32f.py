@@ -1,4 +1,5 @@
-"""The command reference and each command's `--help` name an option's value alike.
+"""The command reference and each command's `--help` name an option's value alike, and every
+option a README's command line gives is one that command takes.
 
 The reference wrote `--num-jobs N`, `--interval SECONDS`, `--pool NAME`, `schema --out DIR`
 while `--help` said `INTEGER`, `FLOAT RANGE`, `TEXT`, `PATH` (and `--num-jobs INTEGER  Submit
@@ -15,7 +16,10 @@ import re
 import click
 import pytest
 
-from tests.test_readme import ALL, reference
+from reconciler.cli.spellings import terraform_spellings
+from reconciler.errors import PoolformError
+from tests.conftest import ROOT
+from tests.test_readme import ALL, READMES, code_in, options_of, reference
 
 # An option and the value the reference gives it: `--out FILE`, `--format mermaid | dot`.
 VALUE = re.compile(r"(--[a-z][a-z-]*)(?:[ =]([A-Z][A-Z_]*|[a-z]+(?: \| [a-z]+)+))?")
@@ -55,3 +59,49 @@ def test_the_reference_and_help_name_an_option_s_value_alike(
     assert shown == value, (
         f"`poolform {' '.join(path)} {option}`: --help {shown}, reference {value}"
     )
+
+
+# A command line as a README shows it: `poolform` where a command starts (as test_readme's
+# MENTION), then its words up to a comment, a pipe, `;`, `&&`, `)` or the line's end.
+LINE = re.compile(
+    r"(?:^[ \t]*(?:\$[ \t]+)?|\$\(|[|;&][ \t]*)poolform((?:[ \t]+[^\s|;&#)`]+)+)", re.M
+)
+GLOBAL = {"--chdir", "--no-color", "--debug", "--version", "--help", "-h"}
+
+
+def command_lines() -> list[tuple[str, str]]:
+    found = []
+    for readme in READMES:
+        for code in code_in(readme.read_text()):
+            for match in LINE.finditer(code):
+                found.append((str(readme.relative_to(ROOT)), match.group(1).strip()))
+    return sorted(set(found))
+
+
+@pytest.mark.parametrize(("readme", "line"), command_lines())
+def test_every_option_a_readme_command_line_gives_is_one_that_command_takes(
+    readme: str, line: str
+) -> None:
+    """test_readme checks each command a README shows exists; this checks its options do
+    (Terraform's spellings read as poolform reads them: `-out=FILE` is `--out`)."""
+    try:
+        words = terraform_spellings(line.split())
+    except PoolformError:
+        return  # a spelling poolform refuses with its reason (`apply -lock=false`)
+    path: tuple[str, ...] = ()
+    rest: list[str] = []
+    while words:
+        word = words.pop(0)
+        if not rest and word == "--chdir":  # before the command, as Terraform's -chdir
+            words.pop(0)
+        elif not rest and (word in GLOBAL or word.startswith("--chdir=")):
+            continue
+        elif not rest and (*path, word) in ALL:
+            path = (*path, word)
+        else:
+            rest.append(word)
+    if path not in ALL or not isinstance(ALL[path], click.Command):
+        return  # test_readme names it
+    takes = options_of(ALL[path]) | GLOBAL
+    unknown = [w for w in rest if w.startswith("--") and w.split("=")[0] not in takes]
+    assert unknown == [], f"{readme}: `poolform {line}`"
