@@ -105,3 +105,27 @@ def test_every_option_a_readme_command_line_gives_is_one_that_command_takes(
     takes = options_of(ALL[path]) | GLOBAL
     unknown = [w for w in rest if w.startswith("--") and w.split("=")[0] not in takes]
     assert unknown == [], f"{readme}: `poolform {line}`"
+
+
+def arguments(path: tuple[str, ...]) -> list[click.Argument]:
+    return [p for p in ALL[path].params if isinstance(p, click.Argument)]
+
+
+ALTERNATIVES = re.compile(r"^\[[A-Z]+(?: \| (?:[A-Z]+|-))+\]")
+
+
+@pytest.mark.parametrize(
+    "path",
+    [p for p, synopsis in sorted(reference().items()) if ALTERNATIVES.match(synopsis)],
+    ids=" ".join,
+)
+def test_a_usage_line_names_what_a_command_takes_as_the_reference_does(
+    path: tuple[str, ...],
+) -> None:
+    """`poolform apply [OPTIONS] [TARGET]`, beside `--target ADDR`, read as an address to
+    apply; the reference says `[DIR | PLANFILE]` (validate `[DIR | FILE]`, fmt `[DIR | FILE |
+    -]`, show `[PLANFILE | DIR]`)."""
+    match = ALTERNATIVES.match(reference()[path])
+    assert match is not None
+    (argument,) = arguments(path)
+    assert argument.make_metavar(click.Context(ALL[path])) == match.group(0)
