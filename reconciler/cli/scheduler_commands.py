@@ -457,12 +457,14 @@ def scheduler_run(
         for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
             signal.signal(signum, handler)
         ctx.close()
-    if stop["interrupted"]:
-        # Ctrl-C ends the run as it ends any command (exit 130, "interrupted"), after the
-        # cycle under way has finished and been recorded; SIGTERM is a service's normal stop.
+    if stop["asked"]:
+        # Said for SIGTERM too: a service's log then tells a clean stop from a crash.
         click.echo(
             "scheduler stopped; running jobs keep running and the next run finds them", err=True
         )
+    if stop["interrupted"]:
+        # Ctrl-C ends the run as it ends any command (exit 130, "interrupted"), after the
+        # cycle under way has finished and been recorded; SIGTERM is a service's normal stop.
         raise KeyboardInterrupt
 
 
