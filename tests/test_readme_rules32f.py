@@ -64,3 +64,23 @@ def test_the_rule_table_lists_exactly_the_errors_the_checks_report() -> None:
 
 def test_the_warnings_paragraph_names_every_warning_the_checks_give() -> None:
     assert emitted()["warning"] <= warning_rules()
+
+
+def reason_table() -> set[str]:
+    text = (ROOT / "README.md").read_text()
+    table = text.split("| code | means |", 1)[1].split("\n\n", 1)[0]
+    codes: set[str] = set()
+    for row in table.splitlines()[2:]:
+        codes.update(re.findall(r"`([a-z_]+)`", row.split("|")[1]))
+    return codes
+
+
+def test_the_reasons_table_explains_every_reason_a_waiting_or_rejected_job_shows() -> None:
+    """Every code reasons.py lists before the lifecycle events (why a job waits, went back to
+    the queue, or was rejected): `reserved_for_head` had no row. Each row is a real code."""
+    from reconciler.scheduler.reasons import ReasonCode
+
+    codes = list(ReasonCode)
+    waiting = {c.value for c in codes[: codes.index(ReasonCode.SUBMITTED)]}
+    assert waiting <= reason_table()
+    assert reason_table() <= {c.value for c in codes}
