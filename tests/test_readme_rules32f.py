@@ -84,3 +84,32 @@ def test_the_reasons_table_explains_every_reason_a_waiting_or_rejected_job_shows
     waiting = {c.value for c in codes[: codes.index(ReasonCode.SUBMITTED)]}
     assert waiting <= reason_table()
     assert reason_table() <= {c.value for c in codes}
+
+
+LOADING = [*sorted((ROOT / "reconciler" / "loading").glob("*.py")), ROOT / "reconciler/errors.py"]
+
+
+def loading_rules() -> set[str]:
+    """The literal rules the loader reports: `Finding`/`Diagnostic(severity, rule, ...)`,
+    `YamlProblem(..., rule)` and any `rule=`."""
+    found: set[str] = set()
+    for path in LOADING:
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", None)
+            given = [k.value for k in node.keywords if k.arg == "rule"]
+            if name in ("Finding", "Diagnostic") and len(node.args) >= 2:
+                given.append(node.args[1])
+            if name == "YamlProblem" and len(node.args) >= 2:  # (message, *position, rule)
+                given.append(node.args[-1])
+            found.update(str(g.value) for g in given if isinstance(g, ast.Constant) and g.value)
+    return found
+
+
+def test_what_validate_checks_names_every_rule_the_loader_reports() -> None:
+    """Rules of files, syntax and models: the README named `yaml-number` and `yaml-version`
+    but not `yaml-tag`, `unknown-field`, `file-too-large`..."""
+    named = set(re.findall(r"`\[?([a-z]+(?:-[a-z0-9]+)*)\]?`", readme_section()))
+    assert loading_rules() - named == set()
