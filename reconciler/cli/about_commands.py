@@ -25,11 +25,14 @@ def _installed(module: str) -> bool:
         return False
 
 
-@click.command(short_help="Show poolform's version (and, with --json, its formats and extras).")
-@click.option("--json", "as_json", is_flag=True, help="As JSON, for scripts.")
+@click.command(short_help="Show poolform's version and which extras are installed.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="As JSON, for scripts, with the formats' versions."
+)
 def version(as_json: bool) -> None:
-    """Show the version of poolform, of the formats it reads and writes, and which optional
-    extras (aws, gcp, postgres) are installed."""
+    """Show the version of poolform, the Python it runs on, and which optional extras (aws,
+    gcp, postgres) are installed; --json adds the versions of the formats it reads and writes
+    (plan and drift JSON, apply events, plan files)."""
     from importlib import metadata  # here: its import costs every other command ~20 ms
 
     number = metadata.version("poolform")

@@ -184,10 +184,18 @@ def accept_drift(directory: Path, *, auto_approve: bool, as_json: bool, lock_tim
 
 
 @click.command()
-@click.argument("target", type=click.Path(path_type=Path), default=".", required=False)
+# Named as the reference names it: `[TARGET]` beside `--target ADDR` read as an address.
+@click.argument(
+    "target",
+    metavar="[DIR | PLANFILE]",
+    type=click.Path(path_type=Path),
+    default=".",
+    required=False,
+)
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
     "--parallelism",
+    metavar="N",
     default=10,
     show_default=True,
     type=Integer(1, 1000),
@@ -267,6 +275,7 @@ def apply(
 @click.option("--auto-approve", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
     "--parallelism",
+    metavar="N",
     default=10,
     show_default=True,
     type=Integer(1, 1000),

@@ -85,7 +85,13 @@ def _report(
 
 
 @click.command()
-@click.argument("target", type=click.Path(path_type=Path), default=".", required=False)
+@click.argument(
+    "target",
+    metavar="[DIR | FILE]",
+    type=click.Path(path_type=Path),
+    default=".",
+    required=False,
+)
 @click.option(
     "--format",
     "output",
@@ -129,7 +135,13 @@ def validate(target: Path, output: str, as_json: bool) -> int:
 
 
 @click.command(name="fmt")
-@click.argument("target", type=click.Path(path_type=Path), default=".", required=False)
+@click.argument(
+    "target",
+    metavar="[DIR | FILE | -]",
+    type=click.Path(path_type=Path),
+    default=".",
+    required=False,
+)
 @click.option(
     "--check/--no-check",
     default=False,
@@ -140,7 +152,7 @@ def validate(target: Path, output: str, as_json: bool) -> int:
 @click.option(
     "--recursive/--no-recursive",
     default=False,
-    help="Also the directories below TARGET (not those named .* nor links).",
+    help="Also the directories below DIR (not those named .* nor links).",
 )
 @click.option(
     "--list/--no-list",
@@ -159,9 +171,9 @@ def fmt(
     """Rewrite the configuration's YAML files in one canonical layout, comments kept.
 
     Lists the files it changed (with --check: would change; with --diff: shows the
-    changes instead). TARGET `-` reads standard input and writes it laid out to standard
-    output. Exit 0, 3 with --check when a file would change, 1 when a file cannot be read,
-    parsed or written (that file is left alone) or a FILE given is not named *.yaml or *.yml.
+    changes instead). `-` reads standard input and writes it laid out to standard output.
+    Exit 0, 3 with --check when a file would change, 1 when a file cannot be read, parsed
+    or written (that file is left alone) or a FILE given is not named *.yaml or *.yml.
     Terraform's spellings work too: -check, -diff, -recursive, -list=false, -write=false.
     """
 
@@ -282,7 +294,13 @@ def _rewrite(path: Path, text: str, before: bytes, display: str, root: Path) -> 
 
 
 @click.command()
-@click.option("--out", "out", type=click.Path(path_type=Path), help="Write <Kind>.json files here.")
+@click.option(
+    "--out",
+    "out",
+    metavar="DIR",
+    type=click.Path(path_type=Path),
+    help="Write <Kind>.json files here.",
+)
 def schema(out: Path | None) -> None:
     """The JSON Schema of every kind, generated from the models."""
     from schemas.kinds import KINDS, json_schema

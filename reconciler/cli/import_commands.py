@@ -94,7 +94,11 @@ def local_terminate(instance_id: str, directory: Path) -> None:
 @local.command("change-template")
 @click.argument("address", callback=utf8_text)
 @click.option(
-    "--instance-type", required=True, callback=utf8_text, help="The instance type to set."
+    "--instance-type",
+    metavar="TYPE",
+    required=True,
+    callback=utf8_text,
+    help="The instance type to set.",
 )
 @DIR_OPTION
 def local_change_template(address: str, instance_type: str, directory: Path) -> None:
@@ -118,9 +122,18 @@ def local_delete_group(address: str, directory: Path) -> None:
 
 @local.command("resize-group")
 @click.argument("address", callback=utf8_text)
-@click.option("--desired", type=Integer(), help="Instances wanted, as the scheduler would set it.")
-@click.option("--min", "min_size", type=Integer(), help="A new lower bound, as a console edit.")
-@click.option("--max", "max_size", type=Integer(), help="A new upper bound, as a console edit.")
+@click.option(
+    "--desired",
+    metavar="N",
+    type=Integer(),
+    help="Instances wanted, as the scheduler would set it.",
+)
+@click.option(
+    "--min", "min_size", metavar="N", type=Integer(), help="A new lower bound, as a console edit."
+)
+@click.option(
+    "--max", "max_size", metavar="N", type=Integer(), help="A new upper bound, as a console edit."
+)
 @DIR_OPTION
 def local_resize_group(
     address: str,

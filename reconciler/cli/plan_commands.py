@@ -130,7 +130,9 @@ def plan(
 
 
 @click.command()
-@click.argument("planfile", type=click.Path(path_type=Path), required=False)
+@click.argument(
+    "planfile", metavar="[PLANFILE | DIR]", type=click.Path(path_type=Path), required=False
+)
 @click.option(
     "--json",
     "as_json",

@@ -72,15 +72,21 @@ def jobs() -> None:
 @jobs.command("submit")
 @click.argument("job_file", type=click.Path(path_type=Path, dir_okay=False))
 @click.option(
-    "--pool", callback=pool_option_value, help="Run on this pool (overrides the job file)."
+    "--pool",
+    metavar="NAME",
+    callback=pool_option_value,
+    help="Run on this pool (overrides the job file).",
 )
 @click.option(
     "--subject",
+    metavar="NAME",
     callback=subject_option_value,
     help="Account to this subject's policy (overrides the job file).",
 )
-@click.option("--num-jobs", type=Integer(1, 100_000), help="Submit N jobs, ranks 0..N-1.")
-@click.option("--priority", type=Integer(-1_000_000, 1_000_000), help="Higher wins.")
+@click.option(
+    "--num-jobs", metavar="N", type=Integer(1, 100_000), help="Submit N jobs, ranks 0..N-1."
+)
+@click.option("--priority", metavar="P", type=Integer(-1_000_000, 1_000_000), help="Higher wins.")
 @click.option("--preemptible/--no-preemptible", default=None, help="Override the job file.")
 @json_option
 @dir_option
@@ -135,7 +141,7 @@ def _submit(
 
 
 @jobs.command("list")
-@click.option("--pool", callback=name_option_value, help="Only jobs on this pool.")
+@click.option("--pool", metavar="NAME", callback=name_option_value, help="Only jobs on this pool.")
 @click.option("--status", type=click.Choice(STATUSES), help="Only jobs with this status.")
 @json_option
 @dir_option
@@ -189,7 +195,10 @@ def jobs_show(job_id: int, as_json: bool, directory: Path | None) -> None:
 @jobs.command("cancel")
 @click.argument("job_ids", type=JOB_ID, nargs=-1)
 @click.option(
-    "--pool", callback=name_option_value, help="Cancel every queued and running job of this pool."
+    "--pool",
+    metavar="NAME",
+    callback=name_option_value,
+    help="Cancel every queued and running job of this pool.",
 )
 @click.option(
     "--grace",
@@ -361,6 +370,7 @@ def scheduler() -> None:
 @click.option("--once", is_flag=True, help="Run one cycle and exit (jobs keep running).")
 @click.option(
     "--interval",
+    metavar="SECONDS",
     type=Seconds(0.01, 3600),
     default=1.0,
     show_default=True,
@@ -375,6 +385,7 @@ def scheduler() -> None:
 )
 @click.option(
     "--max-bypass",
+    metavar="N",
     type=Integer(0, 1_000_000),
     default=8,
     show_default=True,
@@ -382,6 +393,7 @@ def scheduler() -> None:
 )
 @click.option(
     "--max-running",
+    metavar="N",
     type=Integer(1, 1_000_000),
     default=256,
     show_default=True,
@@ -452,12 +464,14 @@ def scheduler_run(
         for signum, handler in zip((signal.SIGINT, signal.SIGTERM), previous, strict=True):
             signal.signal(signum, handler)
         ctx.close()
-    if stop["interrupted"]:
-        # Ctrl-C ends the run as it ends any command (exit 130, "interrupted"), after the
-        # cycle under way has finished and been recorded; SIGTERM is a service's normal stop.
+    if stop["asked"]:
+        # Said for SIGTERM too: a service's log then tells a clean stop from a crash.
         click.echo(
             "scheduler stopped; running jobs keep running and the next run finds them", err=True
         )
+    if stop["interrupted"]:
+        # Ctrl-C ends the run as it ends any command (exit 130, "interrupted"), after the
+        # cycle under way has finished and been recorded; SIGTERM is a service's normal stop.
         raise KeyboardInterrupt
 
 

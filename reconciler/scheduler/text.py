@@ -10,6 +10,7 @@ from reconciler.scheduler.amounts import show, show_all
 from reconciler.scheduler.explain import label
 from reconciler.scheduler.jobs import JobDetail
 from reconciler.scheduler.loop import CycleReport
+from reconciler.scheduler.model import JobRequest
 from reconciler.scheduler.pools import DeletedPool, PoolStatus
 from reconciler.scheduler.store import JobRecord, Listed
 from reconciler.scheduler.views import iso
@@ -58,6 +59,19 @@ def jobs_table(jobs: Sequence[Listed]) -> Iterator[str]:
         yield "  ".join([*(c.ljust(widths[i]) for i, c in enumerate(row[:-1])), row[-1]]).rstrip()
 
 
+def asked(request: JobRequest) -> str:
+    """What a job asked for, as submitted: amounts, GPU models, instance type and market
+    (the last three route it, so a user must be able to check them)."""
+    parts = [show_all(dict(request.resources))] if request.resources else []
+    if request.accelerators:
+        parts.append("accelerator " + " or ".join(request.accelerators))
+    if request.instance_type is not None:
+        parts.append(f"instance type {request.instance_type}")
+    if request.use_spot is not None:
+        parts.append("spot machines" if request.use_spot else "on-demand machines")
+    return "; ".join(parts) or "nothing named (any room its pool has)"
+
+
 def job_story(detail: JobDetail) -> list[str]:
     job = detail.job
     lines = [f"Job {job.id}: {job.name} (rank {job.rank} of {job.num_jobs})"]
@@ -68,6 +82,9 @@ def job_story(detail: JobDetail) -> list[str]:
     lines.append(f"  pool       {where}")
     if job.policy and not job.policy.endswith("/*"):
         lines.append(f"  policy     {job.policy} (subject {job.subject})")
+    elif job.subject:  # no policy holds it yet (queued, rejected): what it was submitted for
+        lines.append(f"  subject    {job.subject}")
+    lines.append(f"  asks for   {asked(job.request)}")
     kind = "preemptible" if job.request.preemptible else "non-preemptible"
     priority = "-" if job.priority is None else str(job.priority)
     lines.append(

@@ -83,6 +83,9 @@ def detail_json(detail: JobDetail) -> dict[str, Any]:
         "retries_left": job.retries_left,
         "admitted_at": iso(job.admitted_at),
         "resources": _amounts(dict(job.request.resources)),
+        "accelerators": list(job.request.accelerators),
+        "instance_type": job.request.instance_type,
+        "use_spot": job.request.use_spot,
         "run": job.run,
         "place": None
         if job.place is None
