@@ -210,6 +210,19 @@ def _zombie(process: Process) -> bool:
     return fields is not None and fields[:1] == ["Z"] and _since(process.pid) == process.since
 
 
+def _wrapper_command(pid: int, attempt: bytes) -> bool:
+    """Whether `pid` runs the wrapper (`bash -c WRAPPER poolform-job ATTEMPT NAME`) of the
+    attempt, and is not a zombie."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if len(argv) <= 4 or argv[3] != b"poolform-job" or argv[4] != attempt:
+        return False
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] != "Z"
+
+
 def _wrapper_of(attempt: Path) -> int | None:
     """The pid of the wrapper running `attempt` on this machine, found by its command line
     (None where there is no /proc). Read only for an attempt with no claim and no recorded
@@ -218,16 +231,8 @@ def _wrapper_of(attempt: Path) -> int | None:
         return None
     wanted = os.fsencode(attempt)
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if len(argv) > 4 and argv[3] == b"poolform-job" and argv[4] == wanted:
-            fields = _stat_fields(int(entry.name))
-            if fields and fields[0] != "Z":
-                return int(entry.name)
+        if entry.name.isdigit() and _wrapper_command(int(entry.name), wanted):
+            return int(entry.name)
     return None
 
 
@@ -342,10 +347,10 @@ class LocalExecutor:
         if child is not None and child.pid == pid:
             return child.poll() is None
         if sys.platform.startswith("linux"):
-            try:  # a reused pid would not carry this attempt's directory on its command line
-                return str(attempt).encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                return False
+            # A reused pid would not be a wrapper of this attempt: its command line is the
+            # wrapper's, with this attempt's directory in its place (a process that only names
+            # the directory, `tail -f .../attempt-1/...`, is not it).
+            return _wrapper_command(pid, os.fsencode(attempt))
         try:
             os.kill(pid, 0)
         except ProcessLookupError:

@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +24,13 @@ from reconciler.scheduler.local_executor import LocalExecutor
 from tests.scheduler.scenario import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def _survives(pid: int) -> bool:
+    """Still running a moment after a signal could have reached it (a SIGKILL lands at once;
+    waiting can only hide a wrong kill, never fail a right one)."""
+    time.sleep(0.3)
+    return _running(pid)
 
 
 def _running(pid: int) -> bool:
@@ -63,7 +71,7 @@ def test_a_session_that_took_a_gone_wrappers_pid_is_not_the_job(
     seen = executor.observe(1, 1, process=wrapper)
 
     assert seen.phase is Phase.VANISHED, seen
-    assert _running(child)
+    assert _survives(child)
 
 
 def test_a_stop_never_signals_a_session_that_took_a_gone_wrappers_pid(
@@ -76,7 +84,7 @@ def test_a_stop_never_signals_a_session_that_took_a_gone_wrappers_pid(
     executor.signal(1, 1, session, kill=False)
     executor.signal(1, 1, session, kill=True)
 
-    assert _running(child)
+    assert _survives(child)
 
 
 def test_a_job_that_killed_its_wrapper_still_runs_and_is_still_stopped(tmp_path: Path) -> None:
@@ -97,3 +105,24 @@ def test_a_job_that_killed_its_wrapper_still_runs_and_is_still_stopped(tmp_path:
     finally:
         if _running(job):
             os.kill(job, signal.SIGKILL)
+
+
+def test_a_process_that_only_names_the_attempt_directory_is_not_its_wrapper(
+    tmp_path: Path,
+) -> None:
+    """Given the wrapper's pid after the wrapper and its session ended, a process whose command
+    line merely holds the attempt's directory (`tail -f .../attempt-1/...`) was taken for the
+    wrapper: signalled, its session's groups too."""
+    executor = LocalExecutor(tmp_path / "jobs")
+    attempt = executor.attempt_dir(1, 1)
+    attempt.mkdir(parents=True)
+    reader = subprocess.Popen(
+        ["bash", "-c", "sleep 300; :", "tail", f"{attempt}/output.log"],
+        start_new_session=True,
+    )
+    try:
+        executor.signal(1, 1, reader.pid, kill=True)
+        assert _survives(reader.pid)
+    finally:
+        reader.kill()
+        reader.wait()
