@@ -35,6 +35,7 @@ RESERVED_ENVS = frozenset(
     {
         "POOLFORM_JOB_ID", "POOLFORM_JOB_NAME", "POOLFORM_JOB_RANK", "POOLFORM_NUM_JOBS",
         "POOLFORM_ATTEMPT", "POOLFORM_POOL", "POOLFORM_WORKER_ID", "POOLFORM_WORKDIR", "PWD",
+        "POOLFORM_ATTEMPT_DIR",
         "SKYPILOT_JOB_RANK", "SKYPILOT_NUM_JOBS",
     }
 )  # fmt: skip
@@ -90,6 +91,19 @@ class JobResources(Strict):
     resource_pool: str | None = Field(
         None, pattern=NAME_PATTERN, description="Determined's way to name the pool."
     )
+
+    @field_validator("instance_type")
+    @classmethod
+    def _one_word(cls, value: str | None) -> str | None:
+        # A cloud's type name (c5.xlarge, n1-standard-8, Standard_NC24ads_A100_v4) is one word
+        # of printable ASCII. An empty or spaced one was matched against no pool's type, and
+        # the job rejected with "instance type  asked"; a line break was printed as `\n`.
+        if value is not None and (not value or not all("!" <= c <= "~" for c in value)):
+            raise ValueError(
+                f"{value[:60]!r} is not an instance type: one word of printable ASCII, "
+                "such as c5.xlarge"
+            )
+        return value
 
     @field_validator("custom")
     @classmethod

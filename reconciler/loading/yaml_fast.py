@@ -72,14 +72,31 @@ def _unclean(text: str) -> bool:
 # - a block scalar with an indentation indicator (`|2`) holding only spaces came back empty.
 # Each is looked for past a one-character (memchr) test: reading is timed per MiB. A string
 # that only looks like one of them (`"@a"`, quoted) goes to the authoritative reader too.
-_STARTS_OTHERWISE = re.compile(r'[\[{,\s]"[?@`%]')
+_STARTS_OTHERWISE = re.compile(r'(?:^|[\[{,\s])"[?@`%]')
+# A scalar starting with `:` where a key or value starts (`: v` opening a line, `{: x}`, `{:a}`,
+# `{a: :b}`): rapidyaml reads the key "" or text, ruamel.yaml a null key (refused) or an error.
+# Looked for in the JSON, where a key's colon is always followed by a space.
+_COLON_STARTS = re.compile(r'":[^ ]|"":')
+# In a flow collection, a key's colon before its end (`{x:}`, `[x:, y]`): rapidyaml reads the
+# key x, ruamel.yaml the plain scalar `x:`.
+_FLOW_KEY_AT_END = re.compile(rb":[}\],]")
 _ESCAPED_BREAK_THEN_EMPTY = re.compile(rb"\\\n[ ]*\n")
-_INDICATOR_TAIL = re.compile(rb"[-+]?[1-9][-+]?[ ]*(?:#[^\n]*)?(?:\n|\Z)")
+# An explicit key (`? key` opening a line, then `: value`): rapidyaml took a value line such as
+# `:x` or `:: v` for the value, ruamel.yaml for a plain scalar or an error.
+_EXPLICIT_KEY = re.compile(rb"^[ -]*\?(?:[ ]|$)", re.MULTILINE)
+# A document end marker (`...`): rapidyaml skipped one with no document before it, which
+# ruamel.yaml refuses. Rare in a configuration: any goes to the authoritative reader.
+_DOCUMENT_END = re.compile(rb"^\.\.\.(?:[ ]|$)", re.MULTILINE)
+_INDICATOR_TAIL = re.compile(rb"[-+]?[1-9]|[ ]+[-+0-9]|[-+]?[ ]+#")
 
 
 def _indentation_indicator(raw: bytes) -> bool:
     """A block scalar header with an indentation indicator (`|2`, `>-1`), found by memchr:
-    a search for the whole header is ten times slower, `|` and `>` being rare in YAML."""
+    a search for the whole header is ten times slower, `|` and `>` being rare in YAML. What
+    follows the digit is not looked at: rapidyaml also took a header with more after it
+    (`|2-3`, `>1x`, `|-2 x`) for an empty scalar, and a header with a space before its
+    indicator (`| -`) for a header, both of which ruamel.yaml refuses; and it read a `-` or
+    `+` in the header's comment (`run: | # a - b`) as the header's chomping indicator."""
     for mark in (b"|", b">"):
         at = raw.find(mark)
         while at >= 0:
@@ -89,13 +106,41 @@ def _indentation_indicator(raw: bytes) -> bool:
     return False
 
 
+def _closer_starts(raw: bytes) -> bool:
+    """A `]` or `}` after a space or a line break, or opening the file: where a plain scalar
+    starting with it (`k: ]x`, `- }x`) would be, which rapidyaml took as text and ruamel.yaml
+    refuses (a flow collection closed after a space, `[ a ]`, goes to it too). A loop of
+    memchr: flow collections are common, and a regex over every file is slower."""
+    for closer in (b"]", b"}"):
+        at = raw.find(closer)
+        while at >= 0:
+            if at == 0 or raw[at - 1] in b" \n":
+                return True
+            at = raw.find(closer, at + 1)
+    return False
+
+
 def _read_otherwise(raw: bytes, text: str) -> bool:
     flow = b"{" in raw or b"[" in raw
     if flow and "#" in text and " #" in text:
         return True
+    if flow and _FLOW_KEY_AT_END.search(raw) is not None:
+        return True
+    if b"..." in raw and _DOCUMENT_END.search(raw) is not None:
+        return True
+    if b"?" in raw and _EXPLICIT_KEY.search(raw) is not None:
+        return True
     if any(c in text for c in "?@`%") and _STARTS_OTHERWISE.search(text) is not None:
         return True
     if b"\\\n" in raw and _ESCAPED_BREAK_THEN_EMPTY.search(raw) is not None:
+        return True
+    if _COLON_STARTS.search(text) is not None:
+        return True
+    if _closer_starts(raw):
+        return True
+    if not raw.endswith(b"\n") and (b"|" in raw or b">" in raw):
+        # A block scalar that ends the file without a line break: rapidyaml gave it one
+        # (`run: |` then `  a` read `a\n`), ruamel.yaml does not, as YAML has it.
         return True
     return _indentation_indicator(raw)
 

@@ -76,6 +76,7 @@ kill -KILL 0
 CLAIM_WITHOUT_PID_S = 30.0  # a wrapper killed between claiming and writing its pid
 PID_MAX = 2**22  # the largest pid Linux gives (the limit of its pid_max)
 HOST_ID_VARIABLE = "POOLFORM_HOST_ID"
+ATTEMPT_DIR_VARIABLE = "POOLFORM_ATTEMPT_DIR"  # marks every process an attempt starts
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 _MACHINE_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -162,14 +163,21 @@ def _since(pid: int) -> int | None:
         return None
 
 
-def _session_groups(sid: int) -> set[int]:
+def _session_groups(sid: int, marker: bytes | None = None) -> set[int]:
     """The process groups with a process running in the session (zombies waiting to be reaped
     do not run). The wrapper leads the session, so its pid is the session's number, and no
     other process can bear that pid while a process of the session exists. Read only when an
     attempt is signalled or its wrapper is gone without an exit status, so scanning /proc is
-    rare."""
+    rare.
+
+    `marker` (an attempt's `POOLFORM_ATTEMPT_DIR=...` entry): once the wrapper is gone, its
+    pid is free again as soon as the session is empty, and a later process given that pid
+    may lead a session of the same number and leave it (a daemon's fork, setsid, exit). Such
+    a session is the attempt's only if one of its processes was started with the attempt's
+    environment entry: an unrelated session is never taken for the job, nor signalled."""
     groups: set[int] = set()
     wanted = str(sid)
+    marked = marker is None
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
             continue
@@ -177,7 +185,42 @@ def _session_groups(sid: int) -> set[int]:
         if fields and len(fields) > 3 and fields[3] == wanted and fields[0] != "Z":
             with contextlib.suppress(ValueError):
                 groups.add(int(fields[2]))
-    return groups
+            if not marked and marker is not None:
+                marked = _started_with(int(entry.name), marker)
+    return groups if marked else set()
+
+
+def _started_with(pid: int, entry: bytes) -> bool:
+    """Whether `pid` was started with the environment entry (another user's process, whose
+    environment cannot be read, was not: it is never the scheduler's job)."""
+    try:
+        return entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
+def _marker(attempt: Path) -> bytes:
+    return f"{ATTEMPT_DIR_VARIABLE}=".encode() + os.fsencode(attempt)
+
+
+def _zombie(process: Process) -> bool:
+    """Whether `process` is there still, as a zombie (which holds its pid: no other process
+    can lead a session of that number)."""
+    fields = _stat_fields(process.pid)
+    return fields is not None and fields[:1] == ["Z"] and _since(process.pid) == process.since
+
+
+def _wrapper_command(pid: int, attempt: bytes) -> bool:
+    """Whether `pid` runs the wrapper (`bash -c WRAPPER poolform-job ATTEMPT NAME`) of the
+    attempt, and is not a zombie."""
+    try:
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    if len(argv) <= 4 or argv[3] != b"poolform-job" or argv[4] != attempt:
+        return False
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def _wrapper_of(attempt: Path) -> int | None:
@@ -188,16 +231,8 @@ def _wrapper_of(attempt: Path) -> int | None:
         return None
     wanted = os.fsencode(attempt)
     for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            argv = Path(f"/proc/{entry.name}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if len(argv) > 4 and argv[3] == b"poolform-job" and argv[4] == wanted:
-            fields = _stat_fields(int(entry.name))
-            if fields and fields[0] != "Z":
-                return int(entry.name)
+        if entry.name.isdigit() and _wrapper_command(int(entry.name), wanted):
+            return int(entry.name)
     return None
 
 
@@ -274,7 +309,12 @@ class LocalExecutor:
         fd = os.open(command, _NEW_FILE | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as handle:
             handle.write(launch.run)
-        job_env = {**launch.env, "POOLFORM_WORKDIR": str(cwd), "PWD": str(cwd)}
+        job_env = {
+            **launch.env,
+            "POOLFORM_WORKDIR": str(cwd),
+            ATTEMPT_DIR_VARIABLE: str(attempt),
+            "PWD": str(cwd),
+        }
         fd = os.open(attempt / "env", _NEW_FILE | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as handle:
             handle.write(b"".join(_env_entry(name, value) for name, value in job_env.items()))
@@ -307,10 +347,10 @@ class LocalExecutor:
         if child is not None and child.pid == pid:
             return child.poll() is None
         if sys.platform.startswith("linux"):
-            try:  # a reused pid would not carry this attempt's directory on its command line
-                return str(attempt).encode() in Path(f"/proc/{pid}/cmdline").read_bytes()
-            except OSError:
-                return False
+            # A reused pid would not be a wrapper of this attempt: its command line is the
+            # wrapper's, with this attempt's directory in its place (a process that only names
+            # the directory, `tail -f .../attempt-1/...`, is not it).
+            return _wrapper_command(pid, os.fsencode(attempt))
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -361,9 +401,15 @@ class LocalExecutor:
             if child is not None:
                 child.wait()
             return Observation(Phase.EXITED, exit_code=code)
-        if process is not None and leader is None and _session_groups(process.pid):
+        if (
+            process is not None
+            and leader is None
+            and _session_groups(process.pid, None if _zombie(process) else _marker(directory))
+        ):
             # The job killed its wrapper: a pid is not reused while a session bears its
-            # number, so a session of that number is still the attempt's, and it runs.
+            # number, so while the wrapper is a zombie the session is the attempt's; once it
+            # is gone, the session is the attempt's only if it carries its mark (the pid may
+            # have been given to another process, which led a session of its own).
             return Observation(Phase.RUNNING, process.pid)
         if process is not None:
             # It started (the store recorded its process), it no longer runs, and it left no
@@ -428,7 +474,10 @@ class LocalExecutor:
                 # the pid while that session exists. Every group of the session is reached:
                 # a job's shell with job control (`set -m`) puts its background jobs in
                 # groups of their own.
-                groups = _session_groups(pid)
+                # Once the wrapper is gone (or a zombie, which may be another process's),
+                # the pid may lead another session: only one with the attempt's mark is
+                # signalled.
+                groups = _session_groups(pid, None if alive else _marker(directory))
                 alive = alive or bool(groups)
         if not alive:
             return
