@@ -77,7 +77,9 @@ def job_story(detail: JobDetail) -> list[str]:
     lines = [f"Job {job.id}: {job.name} (rank {job.rank} of {job.num_jobs})"]
     lines.append(f"  status     {job.status.value}")
     if job.reason is not None:
-        lines.append(f"  reason     {job.reason.code.value}: {job.reason.message}")
+        code, message = job.reason.code.value, job.reason.message
+        # A reason whose message is its code (`cancelled`) is said once.
+        lines.append(f"  reason     {code}" + ("" if message == code else f": {message}"))
     where = (job.pool or "-") + (f", worker {job.worker}" if job.worker else "")
     lines.append(f"  pool       {where}")
     if job.policy and not job.policy.endswith("/*"):

@@ -155,3 +155,18 @@ def test_jobs_show_states_the_request_kept_in_a_postgresql_queue(pf: Pf, tmp_pat
     assert detail["accelerators"] == ["A100"]
     assert (detail["instance_type"], detail["use_spot"]) == ("p4d.24xlarge", True)
     assert detail["resources"] == {"gpu": 2}
+
+
+def test_jobs_show_says_a_reason_whose_message_is_its_code_once(pf: Pf, tmp_path: Path) -> None:
+    # A queued job cancelled: its reason is `cancelled`, whose message is the code itself; the
+    # line read `reason     cancelled: cancelled`.
+    directory = applied(tmp_path, CONFIG)
+    submit(pf, directory, job_file(tmp_path, PLAIN))
+    cancel = pf("jobs", "cancel", 1, "--chdir", directory)
+    assert cancel.returncode == 0, cancel.stderr
+
+    lines, detail = show(pf, directory, 1)
+
+    assert detail["status"] == "cancelled"
+    assert "  reason     cancelled" in lines
+    assert not any("cancelled: cancelled" in line for line in lines)
