@@ -27,6 +27,7 @@ __all__ = [
     "PostgresConnection",
     "advisory_key",
     "describe_dsn",
+    "open_session",
 ]
 
 UNPARSABLE = "postgresql://(unparsable connection string)"
@@ -64,6 +65,25 @@ def advisory_key(text: str) -> int:
     return int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "big", signed=True)
 
 
+def open_session(dsn: str, *, connect_timeout: int, lock_wait_s: float) -> psycopg.Connection[Any]:
+    """An autocommit connection whose statements give up waiting for a lock after
+    `lock_wait_s`, unless the session came with a lock_timeout of its own (PGOPTIONS): the
+    state's and the scheduler queue's. Raises psycopg.Error for the caller to translate."""
+    import psycopg
+
+    conn = psycopg.connect(dsn, autocommit=True, connect_timeout=connect_timeout)
+    try:
+        conn.execute(
+            "SELECT set_config('lock_timeout', %s, false)"
+            " WHERE current_setting('lock_timeout') = '0'",
+            (f"{int(lock_wait_s * 1000)}ms",),
+        )
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
 class PostgresConnection:
     """One autocommit connection to the state's schema, shared by the threads of an apply;
     the backend (state/postgres.py) supplies whether a state is there and how one is made."""
@@ -85,14 +105,8 @@ class PostgresConnection:
             )
         self._mutex = threading.RLock()
         try:
-            self._conn: psycopg.Connection[Any] | None = psycopg.connect(
-                dsn, autocommit=True, connect_timeout=connect_timeout
-            )
-            # Unless the session came with a lock_timeout of its own (PGOPTIONS).
-            self._conn.execute(
-                "SELECT set_config('lock_timeout', %s, false)"
-                " WHERE current_setting('lock_timeout') = '0'",
-                (f"{LOCK_WAIT_S}s",),
+            self._conn: psycopg.Connection[Any] | None = open_session(
+                dsn, connect_timeout=connect_timeout, lock_wait_s=LOCK_WAIT_S
             )
         except psycopg.Error as exc:
             raise StateUnavailable(

@@ -64,6 +64,7 @@ from reconciler.scheduler.store import (
     listed,
 )
 from state.postgres import _advisory_key, describe_dsn
+from state.postgres_connection import open_session
 from state.postgres_schema import quoted_schema
 
 if TYPE_CHECKING:
@@ -125,17 +126,11 @@ class PostgresStore:
         self._mutex = threading.RLock()
         self._decoded = DecodedRows()
         try:
-            self._conn: psycopg.Connection[Any] | None = psycopg.connect(
-                dsn, autocommit=True, connect_timeout=connect_timeout
-            )
             # A session that holds the write lock and never ends its transaction (a scheduler
             # stopped with Ctrl-Z mid-write, a psql session left open) must not hang every
-            # job command on every machine: give up after as long as SQLite's busy timeout
-            # (unless the session was given a lock_timeout of its own, as with PGOPTIONS).
-            self._conn.execute(
-                "SELECT set_config('lock_timeout', %s, false)"
-                " WHERE current_setting('lock_timeout') = '0'",
-                (f"{int(LOCK_WAIT_S * 1000)}ms",),
+            # job command on every machine: give up after as long as SQLite's busy timeout.
+            self._conn: psycopg.Connection[Any] | None = open_session(
+                dsn, connect_timeout=connect_timeout, lock_wait_s=LOCK_WAIT_S
             )
         except psycopg.Error as error:
             raise StoreLost(

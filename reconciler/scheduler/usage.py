@@ -9,7 +9,7 @@ from typing import NamedTuple
 
 from reconciler.scheduler.model import Policy, Pool, Route
 
-NO_LIMIT: Mapping[str, int] = {}  # an empty mapping shared, never written
+NO_LIMIT: dict[str, int] = {}  # an empty mapping shared, never written
 
 
 class Failure(NamedTuple):
@@ -124,8 +124,5 @@ class PolicyUse:
 
 def _as_dict(mapping: Mapping[str, int] | None) -> dict[str, int]:
     if mapping is None:
-        return _NONE
+        return NO_LIMIT
     return mapping if isinstance(mapping, dict) else dict(mapping)
-
-
-_NONE: dict[str, int] = {}  # shared, never written
