@@ -38,6 +38,7 @@ CYCLE = (
     "ledger",
     "model",
     "preemption",
+    "queue_routes",
     "reasons",
     "routing",
     "starvation",

@@ -228,7 +228,7 @@ class HeldRoom:
         return lower
 
     def _next_order(self, job: Queued, priority: int, claim: bool) -> tuple[int, int, float, int]:
-        """A job's place in the next cycle's order (see `schedule._routes`), were room still
+        """A job's place in the next cycle's order (see `queue_routes`), were room still
         held for it then: passed too often first, then claimants."""
         place = 1 if claim and job.bypassed < self.bypasses.limit else 0
         return (place, -priority, job.submitted_at, job.id)

@@ -12,7 +12,7 @@ from reconciler.scheduler.usage import PolicyUse, PoolUse, TreeUse
 
 class Lane(NamedTuple):
     """A route with the ledger entries it touches, looked up once per cycle (see
-    `schedule._Entries`)."""
+    `queue_routes._Entries`)."""
 
     route: Route
     pool: PoolUse

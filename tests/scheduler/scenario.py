@@ -47,6 +47,20 @@ def wait_until(what: str, condition: Callable[[], bool], deadline: float = 60.0)
         time.sleep(0.05)
 
 
+def attempt_ended(attempt: Path) -> bool:
+    """Whether an attempt has ended: its wrapper recorded a status and has exited (gone, or a
+    zombie not reaped yet). The status is written before the wrapper ends the rest of its
+    session, so the exit file alone is not the end a scheduler records."""
+    if not (attempt / "exit").exists():
+        return False
+    pid = int((attempt / "claim" / "pid").read_text())
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
 def cycle_until(directory: Path, what: str, condition: Callable[[], bool]) -> None:
     """Run `scheduler run --once` until the condition holds (each run is one whole cycle)."""
 

@@ -28,7 +28,7 @@ from state.postgres_schema import quoted_schema
 from tests.scheduler.builders import config, policy, request
 from tests.scheduler.conftest import Opener
 from tests.scheduler.fakes import Clock
-from tests.scheduler.scenario import wait_until
+from tests.scheduler.scenario import attempt_ended, wait_until
 
 CONFIG = config(resource_pools={"p": {"gpu": 1}})  # room for one job at a time
 
@@ -102,7 +102,7 @@ def test_a_scheduler_elsewhere_neither_requeues_nor_restarts_an_attempt_running_
     assert again.running == 1
 
     go.touch()  # it ends at a while no scheduler there watches
-    wait_until("its exit is written", lambda: (a.attempt(first, 1) / "exit").exists())
+    wait_until("it has ended", lambda: attempt_ended(a.attempt(first, 1)))
     assert record(b.store, first).status is Status.RUNNING
     b.loop.cycle()
     assert record(b.store, first).status is Status.RUNNING  # b cannot see its exit file

@@ -24,7 +24,7 @@ from reconciler.scheduler.postgres_store import PostgresStore
 from reconciler.scheduler.sqlite_store import SqliteStore
 from reconciler.scheduler.store import JobRecord, SchedulerStore
 from tests.scenario.installed import poolform, poolform_command
-from tests.scheduler.scenario import SCHEMA, ok, wait_until
+from tests.scheduler.scenario import SCHEMA, attempt_ended, ok, wait_until
 from tests.scheduler.test_leader import leader_pid
 from tests.state.services import drop_schema, new_schema, pg_url
 
@@ -164,7 +164,7 @@ def test_a_standby_on_another_host_leaves_the_job_running_there_until_its_host_r
         assert logs.returncode == 0
         assert f"its output is in {team.a.resolve()}/.poolform/jobs/{job}/output.log" in logs.stderr
         team.go.touch()  # it ends on host-a while no scheduler there watches
-        wait_until("its exit is written", lambda: (attempt_dir(team.a, job) / "exit").exists())
+        wait_until("it has ended", lambda: attempt_ended(attempt_dir(team.a, job)))
         team.cycles(3)
         assert team.job(job).status is Status.RUNNING  # b cannot see it: it still holds
     finally:
@@ -248,7 +248,7 @@ def test_on_a_directory_shared_by_two_hosts_the_other_host_leaves_the_job_alone(
         assert job is not None and (job.status, job.attempt) == (Status.RUNNING, 1)
         assert [e.code for e in store.events(1)][-1] == "started"  # not adopted at host-b
         (tmp_path / "go").touch()
-        wait_until("it ends", lambda: (attempt_dir(directory, 1) / "exit").exists())
+        wait_until("it ends", lambda: attempt_ended(attempt_dir(directory, 1)))
         on("host-b", *once)
         job = store.get(1)
         assert job is not None and job.status is Status.RUNNING
