@@ -39,6 +39,8 @@ CYCLE = (
     "model",
     "preemption",
     "queue_routes",
+    "closed_trees",
+    "victim_search",
     "reasons",
     "routing",
     "starvation",

@@ -11,8 +11,9 @@ Three things keep a deep queue cheap, none of which changes a decision:
   unless one could take capacity back (reclaim), which is checked per job;
 - reasons are computed once per tree version and what they depend on.
 
-Room held for claimants and for jobs passed too often, and when it is given up, is the base
-class's part (held_room.py).
+The base classes hold the rest, apart for size: reasons per tree version and closed trees
+(closed_trees.py), the victim search and what it remembers (victim_search.py), and room held
+for claimants and for jobs passed too often, and when it is given up (held_room.py).
 """
 
 from __future__ import annotations
@@ -20,28 +21,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from reconciler.scheduler.candidates import Candidates
+from reconciler.scheduler.closed_trees import ClosedTrees
 from reconciler.scheduler.fit import fits, free_worker
 from reconciler.scheduler.held_room import Heads, HeldRoom
 from reconciler.scheduler.lanes import Lane, Waiting
 from reconciler.scheduler.ledger import Ledger
 from reconciler.scheduler.model import Admit, Holding, JobRequest, Preempt, Queued, Route, Snapshot
-from reconciler.scheduler.preemption import Victims, victims_among
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
 from reconciler.scheduler.starvation import Bypasses
 from reconciler.scheduler.usage import Failure, TreeUse
-from reconciler.scheduler.waiting import explain_failure
+from reconciler.scheduler.victim_search import VictimSearch
 
-# Victim searches that found nothing, per (pool, policy, non-preemptible, batch): (priority,
-# demand, the keys the tree lacked for it). While no policy or pool of the tree starts to
-# borrow or borrows more (see the ledger's `joins` and `grown`), usage only grows and
-# candidates only leave, so a waiter with no higher priority and no smaller demand on the same
-# keys, short of the same keys, would find nothing either. (Short of another key too, it may:
-# a policy that borrows only that key is a victim for it, see preemption.py.)
-Hopeless = dict[tuple[str, str, bool, int], list[tuple[int, tuple[tuple[str, int], ...], int]]]
 Failed = dict[tuple[int, bool, int], tuple[object, int, Reason, list[tuple[Route, TreeUse]]]]
 
 
-class Admission(HeldRoom):
+class Admission(ClosedTrees, VictimSearch, HeldRoom):
     def __init__(
         self,
         snapshot: Snapshot,
@@ -69,7 +63,7 @@ class Admission(HeldRoom):
         self._settling = False
         self._releasing = False  # inside `_take_from_lower_claims`: holders are out
         self.batches = {held.batch for held in snapshot.holding}
-        self.hopeless: dict[int, tuple[tuple[int, int], Hopeless]] = {}  # per tree
+        self.hopeless = {}  # per tree (see `Hopeless`)
         self._np: set[int] | None = None  # queued non-preemptible jobs, when first needed
         self._waiting: list[Waiting] = []
         self._index: dict[int, tuple[Queued, tuple[Lane, ...]]] | None = None
@@ -301,118 +295,6 @@ class Admission(HeldRoom):
                 self.latest_claim[where] = (at, job.id)
             self.ledger.hold(job.id, route)
 
-    def _explain(self, lane: Lane, failure: Failure) -> Reason:
-        """The reason for `failure` on `lane`, computed once per tree version and what it
-        depends on: for capacity, the demand and priority; for the policy, who and how much."""
-        tree, route = lane.tree, lane.route
-        if tree.memo_version != tree.version:
-            tree.memo.clear()
-            tree.memo_version = tree.version
-        if failure.level == "pool":
-            key: object = ("pool", failure.deficit, route.demand, route.priority, route.pool)
-        else:
-            key = (failure.level, failure.deficit, route.policy, route.pool)
-        found = tree.memo.get(key)
-        if found is None:
-            found = tree.memo[key] = explain_failure(route, failure, self.ledger)
-        assert isinstance(found, Reason)
-        return found
-
-    # -- closed trees ------------------------------------------------------------------------
-
-    def _check_closed(self, lane: Lane, job: Queued, failure: Failure) -> None:
-        """After a single-route job failed: is its tree closed to everything after it?"""
-        tree = lane.tree
-        if tree.checked == tree.version or tree.mixed or tree.floor is None:
-            return
-        tree.checked = tree.version
-        capacity, used = tree.capacity, tree.used
-        if not any(capacity.get(k, 0) - used[k] < least for k, least in tree.floor.items()):
-            return  # some later job might still fit
-        found = self.candidates.get(id(tree))
-        if found is not None and found.jobs and found.jobs[0].priority < lane.route.priority:
-            return  # a later job might still take a lower-priority victim
-        if self.ledger.lower_claims(lane.route):
-            return  # a later job might still take room held for a lower-priority claimant
-        tree.dead = tree.version
-
-    def _closed(self, job: Queued, lane: Lane, np: bool, shape: int) -> Reason | None:
-        """The reason of a job in a closed tree, or None when it might take capacity back
-        (reclaim) and so needs the full look."""
-        ledger = self.ledger
-        found = self.candidates.get(id(lane.tree))
-        if found is not None and found.jobs and found.lending():
-            route = lane.route
-            if ledger.within_reservation(route):
-                return None
-            if len(lane.tree.names) > 1 and ledger.within_capacity(route):
-                return None
-        failure = self._failure_of(lane, np, shape)
-        return self._explain(lane, failure)
-
-    def _failure_of(self, lane: Lane, np: bool, shape: int) -> Failure:
-        """What a one-route job of this form (`shape`: its pool, policy and demand) lacks; the
-        form's number stands for the three in the key (cheaper to hash than the demand)."""
-        tree, route = lane.tree, lane.route
-        if tree.memo_version != tree.version:
-            tree.memo.clear()
-            tree.memo_version = tree.version
-        key = ("failure", shape, np)
-        found = tree.memo.get(key)
-        if found is None:
-            found = tree.memo[key] = fits(lane.pool, lane.policy, route.demand, np)
-        assert isinstance(found, Failure)  # nothing fits a closed tree
-        return found
-
-    # -- preemption --------------------------------------------------------------------------
-
-    def _victims(
-        self, job: Queued, failures: list[tuple[Lane, Failure]], np: bool
-    ) -> tuple[Lane, Victims, Candidates] | None:
-        """Victims on the first route where some exist (nothing is marked yet)."""
-        for lane, failure in failures:
-            if failure.level not in ("pool", "limit"):
-                continue
-            candidates = self.candidates.get(id(lane.tree))
-            if candidates is None or not candidates.jobs:
-                continue
-            found = self._search(job, lane, np, candidates)
-            if found is not None:
-                return lane, found, candidates
-        return None
-
-    def _search(self, job: Queued, lane: Lane, np: bool, candidates: Candidates) -> Victims | None:
-        """The job's victims among the lane's tree's candidates, unless a search for a job of
-        no lower priority and no greater demand on the same route found none since the tree
-        last started to lend or grew (see `Hopeless`)."""
-        tree, route = lane.tree, lane.route
-        key = id(tree)
-        stamp = (len(tree.joins), len(tree.grown))
-        kept = self.hopeless.get(key)
-        if kept is None or kept[0] != stamp:
-            kept = self.hopeless[key] = (stamp, {})
-        batch = job.batch
-        where = (route.pool, route.policy, np, batch if batch in self.batches else 0)
-        tried = kept[1].get(where)
-        short = _short_of(tree, route.demand)
-        if tried is None:
-            tried = kept[1][where] = []
-        elif tried and _dominated(tried, route.priority, route.demand, short):
-            return None
-        found = victims_among(self.ledger, route, np, batch, candidates)
-        if found is None:
-            tried.append((route.priority, route.demand, short))
-        return found
-
-    def _preempt(self, job: int, lane: Lane, found: Victims, candidates: Candidates) -> Preempt:
-        """Mark the victims: they leave the candidates and what their policies borrow."""
-        candidates.remove(found.jobs)
-        leave = self.ledger.leave
-        for victim in found.jobs:
-            leave(victim)
-        gone = tuple(sorted([victim.id for victim in found.jobs]))  # distinct jobs
-        return Preempt(job, gone, lane.route.pool, found.why)
-
 
 def _same_outcome(seen: tuple[object, int, Reason, object], priority: int) -> bool:
     """A look-alike's failure holds for this job: no higher priority (no more victims), and the
@@ -431,37 +313,6 @@ _BY_PRIORITY = frozenset(
         ReasonCode.STEP_RUN_EXHAUSTED,
     }
 )
-
-
-def _short_of(tree: TreeUse, demand: tuple[tuple[str, int], ...]) -> int:
-    """The keys of `demand` the tree lacks for it, one bit per key in the demand's order (the
-    demands `_dominated` compares have the same keys in the same order)."""
-    used, capacity = tree.used, tree.capacity
-    short, bit = 0, 1
-    for key, need in demand:
-        if used.get(key, 0) + need > capacity.get(key, 0):
-            short |= bit
-        bit <<= 1
-    return short
-
-
-def _dominated(
-    tried: list[tuple[int, tuple[tuple[str, int], ...], int]],
-    priority: int,
-    demand: tuple[tuple[str, int], ...],
-    short: int,
-) -> bool:
-    for p, d, s in tried:
-        if p >= priority and s == short and len(d) == len(demand):
-            if d == demand:
-                return True
-            # Not strict: the lengths are equal (above), and mypyc compiles a plain zip natively.
-            for (key, need), (mine, want) in zip(d, demand):  # noqa: B905
-                if key != mine or need > want:
-                    break
-            else:
-                return True
-    return False
 
 
 __all__ = ["Admission", "Holding", "Lane", "Waiting"]

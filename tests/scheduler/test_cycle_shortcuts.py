@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from reconciler.scheduler import admission as admission_module
+from reconciler.scheduler import victim_search as victim_search_module
 from reconciler.scheduler.admission import Admission, Waiting
 from reconciler.scheduler.amounts import SCALE
 from reconciler.scheduler.candidates import Candidates
@@ -123,7 +123,7 @@ def test_the_kept_victim_search_finds_what_a_fresh_search_finds(
         compared.append(found)
         return found
 
-    monkeypatch.setattr(admission_module, "victims_among", both)
+    monkeypatch.setattr(victim_search_module, "victims_among", both)
     decisions = schedule(random_snapshot(seed), 100.0)
     assert len(decisions.preempts) <= len([v for v in compared if v is not None])
     victims = [victim for preempt in decisions.preempts for victim in preempt.victims]

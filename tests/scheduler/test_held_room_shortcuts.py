@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from reconciler.scheduler import admission as admission_module
+from reconciler.scheduler import closed_trees as closed_trees_module
 from reconciler.scheduler.admission import Admission
 from reconciler.scheduler.fit import fits_without
 from reconciler.scheduler.lanes import Lane
@@ -59,7 +59,7 @@ def test_a_reason_held_out_by_held_room_is_given_where_a_fit_with_it_free_would_
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     compared: list[bool] = []
-    explain = admission_module.explain_failure
+    explain = closed_trees_module.explain_failure
 
     def both(route: Route, failure: Failure, ledger: Ledger) -> Reason:
         why = explain(route, failure, ledger)
@@ -73,7 +73,7 @@ def test_a_reason_held_out_by_held_room_is_given_where_a_fit_with_it_free_would_
             compared.append(held_out)
         return why
 
-    monkeypatch.setattr(admission_module, "explain_failure", both)
+    monkeypatch.setattr(closed_trees_module, "explain_failure", both)
     for seed in SEEDS:
         schedule(random_snapshot(seed), 100.0)
     assert True in compared and False in compared
