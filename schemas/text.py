@@ -26,6 +26,23 @@ def did_you_mean(word: object, choices: Iterable[object]) -> str | None:
     return f"did you mean `{printable(found)}`?" if found is not None else None
 
 
+def case_twin(word: str, choices: Iterable[str | None]) -> str | None:
+    """The choice that is `word` but for letter case, or None. Cloud instance types are
+    matched letter for letter (SkyPilot and EC2 refuse `P4d.24xlarge`): a user who wrote one
+    so is told the spelling their pool has, not only that the types differ."""
+    folded = word.casefold()
+    for choice in choices:
+        if choice is not None and choice != word and choice.casefold() == folded:
+            return choice
+    return None
+
+
+def case_note(word: str, choices: Iterable[str | None]) -> str:
+    """ "; instance type names are case-sensitive: write `x`" for the case twin, or ""."""
+    twin = case_twin(word, choices)
+    return "" if twin is None else f"; instance type names are case-sensitive: write {twin}"
+
+
 # Everything that could move the cursor, start a terminal escape sequence, end a line, reorder
 # text (bidirectional controls) or fail to encode (lone surrogates): shown as an escape instead.
 _UNSAFE = re.compile(

@@ -103,14 +103,44 @@ class DamagedRecords(StateError):
         )
 
 
+# What every backend says when the state moved under a command, word for word (each said it
+# its own way: "plan again", "was the state replaced? plan again", "force it", "refusing to
+# push; force it"): what happened, that nothing was changed, and what to do.
+WRITE_AGAIN = (
+    "this change was not recorded; run `poolform plan` again, which reads the state as it is now"
+)
+PUSH_AGAIN = "nothing was pushed; pull the state again, or force the push"
+
+
 class LineageMismatch(StateError):
     """The state belongs to a different lineage than the caller expected."""
 
-    def __init__(self, expected: str, actual: str, *, hint: str = "") -> None:
+    def __init__(self, expected: str, actual: str, *, hint: str = "", message: str = "") -> None:
         self.expected = expected
         self.actual = actual
-        message = f"state lineage mismatch: expected {expected}, but the stored state has lineage {actual}"
+        message = (
+            message
+            or f"state lineage mismatch: expected {expected}, but the stored state has lineage {actual}"
+        )
         super().__init__(f"{message}; {hint}" if hint else message)
+
+    @classmethod
+    def replaced(cls, expected: str, actual: str) -> LineageMismatch:
+        """A write refused: the state was replaced (another lineage) since it was read."""
+        message = (
+            f"the state was replaced since this command read it: it is now lineage {actual}, "
+            f"not {expected} (a forced `state push` or a `state migrate`)"
+        )
+        return cls(expected, actual, message=message, hint=WRITE_AGAIN)
+
+    @classmethod
+    def pushed(cls, pushed: str, stored: str) -> LineageMismatch:
+        """A push refused: the pushed snapshot is another lineage's than the stored state."""
+        message = (
+            f"refusing to push a state of lineage {pushed} over the stored state, which is "
+            f"lineage {stored}"
+        )
+        return cls(pushed, stored, message=message, hint=PUSH_AGAIN)
 
 
 class SerialConflict(StateError):
@@ -120,8 +150,8 @@ class SerialConflict(StateError):
         self.pushed = pushed
         self.stored = stored
         super().__init__(
-            f"refusing to replace state at serial {stored} with an older snapshot at serial "
-            f"{pushed}; pull the state again, or force the push"
+            f"refusing to push a state at serial {pushed} over the stored state, which is at "
+            f"serial {stored} (changes were recorded since it was pulled); {PUSH_AGAIN}"
         )
 
 

@@ -42,7 +42,7 @@ class PostgresRecords(PostgresConnection, StoreBase):
     def _check_lineage(self, conn: psycopg.Connection[Any], expected: str) -> None:
         row = conn.execute(f"SELECT lineage FROM {self._s}.meta FOR UPDATE").fetchone()
         if row is None or row[0] != expected:
-            raise LineageMismatch(expected, row[0] if row else "(none)", hint="plan again")
+            raise LineageMismatch.replaced(expected, row[0] if row else "(none)")
 
     def _bump(self, conn: psycopg.Connection[Any]) -> int:
         row = conn.execute(
@@ -89,7 +89,7 @@ class PostgresRecords(PostgresConnection, StoreBase):
     def _lineage_mismatch(self, expected: str) -> LineageMismatch:
         with self._txn() as conn:
             row = conn.execute(f"SELECT lineage FROM {self._s}.meta").fetchone()
-        return LineageMismatch(expected, row[0] if row else "(none)", hint="plan again")
+        return LineageMismatch.replaced(expected, row[0] if row else "(none)")
 
     def write_resource(self, record: ResourceRecord, *, expected_lineage: str) -> int:
         row = astuple(encode_record(record))
@@ -144,9 +144,7 @@ class PostgresRecords(PostgresConnection, StoreBase):
         with self._writing() as conn:
             row = conn.execute(f"SELECT lineage, serial FROM {self._s}.meta FOR UPDATE").fetchone()
             assert row is not None
-            serial = push_serial(
-                snapshot, row[0], int(row[1]), force=force, hint="refusing to push; force it"
-            )
+            serial = push_serial(snapshot, row[0], int(row[1]), force=force)
             conn.execute(
                 f"UPDATE {self._s}.meta SET lineage = %s, serial = %s", (snapshot.lineage, serial)
             )

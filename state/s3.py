@@ -54,13 +54,13 @@ class S3Backend(S3Writing):
         fields = record_fields(record)
         with self._changing() as doc:
             if doc["lineage"] != expected_lineage:
-                raise LineageMismatch(expected_lineage, doc["lineage"], hint="plan again")
+                raise LineageMismatch.replaced(expected_lineage, doc["lineage"])
             return int(self._append("write", record=fields, serial=doc["serial"] + 1)["serial"])
 
     def delete_resource(self, address: str, *, expected_lineage: str) -> int:
         with self._changing() as doc:
             if doc["lineage"] != expected_lineage:
-                raise LineageMismatch(expected_lineage, doc["lineage"], hint="plan again")
+                raise LineageMismatch.replaced(expected_lineage, doc["lineage"])
             if address not in doc["resources"]:
                 raise ResourceNotFound(address)
             return int(self._append("delete", address=address, serial=doc["serial"] + 1)["serial"])
@@ -69,9 +69,7 @@ class S3Backend(S3Writing):
         resources = {r.address: record_fields(r) for r in snapshot}
         intents = {a: asdict(i) for a, i in snapshot.intents.items()}
         with self._changing() as doc:
-            serial = push_serial(
-                snapshot, doc["lineage"], doc["serial"], force=force, hint="force it"
-            )
+            serial = push_serial(snapshot, doc["lineage"], doc["serial"], force=force)
             if snapshot.lineage == doc["lineage"]:
                 self._append("replace_all", resources=resources, intents=intents, serial=serial)
                 return serial

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from state.errors import StateError
+from state.errors import WRITE_AGAIN, StateError
 from state.s3_journal import Document, empty_document, fold
 from state.s3_reading import LAYOUT_VERSION, S3Reading
 
@@ -85,7 +85,7 @@ class S3Writing(S3Reading):
             self._doc = None  # someone else wrote: start again from what S3 holds
             raise StateError(
                 f"another writer changed the state at {self._where} at the same time "
-                f"(journal entry {seq} was taken); plan again under the lock"
+                f"(journal entry {seq} was taken); {WRITE_AGAIN}"
             )
         fold(doc, entry)
         self._journal.append((key, len(body)))

@@ -36,7 +36,7 @@ class SqliteRecords(SqliteFile):
     def _check_lineage(conn: sqlite3.Connection, expected: str) -> None:
         (actual,) = conn.execute("SELECT lineage FROM meta").fetchone()
         if actual != expected:
-            raise LineageMismatch(expected, actual, hint="was the state replaced? plan again")
+            raise LineageMismatch.replaced(expected, actual)
 
     @staticmethod
     def _bump(conn: sqlite3.Connection) -> int:
@@ -103,8 +103,7 @@ class SqliteRecords(SqliteFile):
         rows = [astuple(encode_record(record)) for record in snapshot]
         with self._txn() as conn:
             lineage, stored = conn.execute("SELECT lineage, serial FROM meta").fetchone()
-            hint = "refusing to push a different state; force it"
-            serial = push_serial(snapshot, lineage, stored, force=force, hint=hint)
+            serial = push_serial(snapshot, lineage, stored, force=force)
             conn.execute("UPDATE meta SET lineage = ?, serial = ?", (snapshot.lineage, serial))
             self._put_records(conn, rows, snapshot, serial)
         return serial

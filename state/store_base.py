@@ -61,11 +61,12 @@ class StoreBase:
         return known
 
 
-def push_serial(pushed: StateSnapshot, lineage: str, stored: int, *, force: bool, hint: str) -> int:
+def push_serial(pushed: StateSnapshot, lineage: str, stored: int, *, force: bool) -> int:
     """The serial a pushed snapshot is stored at, over a state of ``lineage`` at serial
-    ``stored``: refused when it is another lineage's or older, unless forced."""
+    ``stored``: refused when it is another lineage's or older, unless forced (in the same
+    words whichever backend holds the state)."""
     if pushed.lineage != lineage and not force:
-        raise LineageMismatch(pushed.lineage, lineage, hint=hint)
+        raise LineageMismatch.pushed(pushed.lineage, lineage)
     if pushed.serial < stored and not force:
         raise SerialConflict(pushed.serial, stored)
     serial = int(max(stored, pushed.serial)) + 1

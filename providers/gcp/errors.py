@@ -2,7 +2,8 @@
 
 `Boundary.call` counts the request (`api_calls`), retries throttling and 5xx under the one retry
 policy (providers/retry.py: `retries` extra attempts, full-jitter backoff from 0.5 s up to 8 s,
-or the wait a 429/503's Retry-After header asks for, at most 60 s), and translates what is left into a `ProviderError`:
+or the wait a 429/503's Retry-After header asks for, at most 20 s per retry and 60 s in all:
+`RETRY_AFTER_CAP`, `RETRY_AFTER_BUDGET`), and translates what is left into a `ProviderError`:
 
 - 429 / 500 / 502 / 503 / 504, DeadlineExceeded, connection errors      -> RETRYABLE
 - ZONE_RESOURCE_POOL_EXHAUSTED(_WITH_DETAILS), QUOTA_EXCEEDED, stockouts -> CAPACITY, with the

@@ -9,7 +9,7 @@ endpoint           Compute API endpoint (env POOLFORM_GCP_ENDPOINT wins): a loca
 operation_timeout  seconds to wait for an operation or a group to become stable (default 900)
 poll_interval      seconds between polls of a group that is still changing (default 2)
 retries            extra attempts for throttled / 5xx calls, with exponential backoff or the
-                   server's Retry-After, at most 60 s (default 4):
+                   server's Retry-After, at most 20 s a retry and 60 s a call (default 4):
                    the one retry layer for GCP requests (the walker never retries on top)
 page_size          maxResults of every list call (default 500, the Compute API's maximum)
 

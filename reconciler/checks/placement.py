@@ -14,6 +14,7 @@ from reconciler.checks.common import error
 from reconciler.loading.configuration import Configuration, Finding
 from schemas import Job, MachinePool, ResourcePool, WorkerPool
 from schemas.base import Document
+from schemas.text import case_twin
 
 
 def _market(spot: bool) -> str:
@@ -79,5 +80,15 @@ def job_placement(config: Configuration, job: Job, pool: Document) -> Iterator[F
             f"the job asks for {lacks}; `jobs submit` would refuse it",
             "resources",
             field,
-            hint="name the pool whose machines these are, or drop the field (any machine)",
+            hint=_hint(job, pool),
         )
+
+
+def _hint(job: Job, pool: Document) -> str:
+    wanted, offers = job.resources.instance_type, _offers(pool)
+    twin = (
+        None if wanted is None or offers is None else case_twin(wanted, (n for n, _ in offers[1]))
+    )
+    if twin is not None:
+        return f"instance type names are case-sensitive: write `{twin}`"
+    return "name the pool whose machines these are, or drop the field (any machine)"

@@ -18,9 +18,15 @@ from typing import Any
 
 from reconciler.loading.quiet import c_stderr_silenced
 from reconciler.loading.yaml_core import FIRST_CHARACTERS, NON_STRING, WORDS
+from reconciler.loading.yaml_flow import flow_disagrees
 
 # Something that could be a tag (!x), anchor (&x) or alias (*x) at a token start.
 _DECORATION = re.compile(rb"(?:^|[\s\[\{,])[!&*][^\s,\]\}]", re.MULTILINE)
+# An empty one opening a value (`k: *`, `- &`, `k: ! x`): rapidyaml read text, an empty string
+# or the scalar after it; ruamel.yaml refuses an empty anchor or alias and reads `!` as null.
+_BARE_DECORATION = re.compile(
+    rb"(?:^[ \t-]*|:[ \t]+|[\[\{,][ \t]*)[!&*](?:[\s,\]\}]|$)", re.MULTILINE
+)
 # A JSON string the core schema would have read as something else if it was a plain scalar.
 _AMBIGUOUS = re.compile(rf'"(?:{NON_STRING})"')
 # Cheap first pass: only strings that start like a core-schema scalar can be ambiguous.
@@ -142,7 +148,9 @@ def _read_otherwise(raw: bytes, text: str) -> bool:
         # A block scalar that ends the file without a line break: rapidyaml gave it one
         # (`run: |` then `  a` read `a\n`), ruamel.yaml does not, as YAML has it.
         return True
-    return _indentation_indicator(raw)
+    if _indentation_indicator(raw):
+        return True
+    return flow and flow_disagrees(raw)
 
 
 def _ambiguous(text: str) -> bool:
@@ -197,7 +205,9 @@ def fast_parse(raw: bytes) -> list[Any] | None:
     """The documents in `raw`, or None when the authoritative reader must decide."""
     if b"\t" in raw or b"\r" in raw or not _clean_unicode(raw):
         return None
-    if (b"!" in raw or b"&" in raw or b"*" in raw) and _DECORATION.search(raw):
+    if (b"!" in raw or b"&" in raw or b"*" in raw) and (
+        _DECORATION.search(raw) or _BARE_DECORATION.search(raw)
+    ):
         return None
     if len(raw) > MAX_SIMPLE_KEY and _LONG_KEY.search(raw):
         return None  # YAML bounds a simple key to 1024 characters; rapidyaml does not

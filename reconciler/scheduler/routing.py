@@ -21,7 +21,7 @@ from reconciler.scheduler.amounts import (
 )
 from reconciler.scheduler.model import AppliedConfig, JobRequest, Policy, Pool, Route
 from reconciler.scheduler.reasons import Reason, ReasonCode, reason
-from schemas.text import did_you_mean
+from schemas.text import case_note, did_you_mean
 
 
 @dataclass(frozen=True)
@@ -250,7 +250,7 @@ def placement(request: JobRequest, pool: Pool) -> Shortfall | None:
         has = None if shape is None else shape.instance_type
         if wanted is not None and wanted != has:
             what = f"its workers are {has}" if has else "its workers' type is not known"
-            return _placed(f"{asked}, {what}", "instance_type")
+            return _placed(f"{asked}, {what}{case_note(wanted, [has])}", "instance_type")
         pool_spot = shape is not None and shape.spot
         if spot is not None and spot != pool_spot:
             said = f"{_market(spot)} workers asked, the pool's are {_market(pool_spot)}"
@@ -269,7 +269,8 @@ def placement(request: JobRequest, pool: Pool) -> Shortfall | None:
     if not types:
         names = sorted({name for name, _ in machines})
         what = f"its machines are {', '.join(names)}" if names else "it has no machine types"
-        return _placed(f"{asked}, {what}", "instance_type")
+        note = "" if wanted is None else case_note(wanted, names)
+        return _placed(f"{asked}, {what}{note}", "instance_type")
     if spot is None or any(s == spot for name, s in machines if name in types):
         return None
     of = "" if wanted is None else f" {wanted}"

@@ -112,15 +112,26 @@ class Listed:
     finished_at: float | None
     exit_code: int | None
     worker: str | None
+    # What the job asked for beyond amounts, which `jobs show` also prints (the resources
+    # are not listed: a dictionary per job).
+    accelerators: tuple[str, ...]
+    instance_type: str | None
+    use_spot: bool | None
 
 
-def listed(record: JobRecord, shared: dict[str, str] | None = None) -> Listed:
-    """The listing of a record; `shared`: strings seen before, reused for equal ones."""
+def listed(record: JobRecord, shared: dict[Any, Any] | None = None) -> Listed:
+    """The listing of a record; `shared`: strings (and accelerator tuples) seen before,
+    reused for equal ones."""
 
     def one(text: str | None) -> str | None:
         if text is None or shared is None:
             return text
-        return shared.setdefault(text, text)
+        seen: str = shared.setdefault(text, text)
+        return seen
+
+    models = record.request.accelerators
+    if models and shared is not None:
+        models = shared.setdefault(models, models)
 
     return Listed(
         record.id,
@@ -137,6 +148,9 @@ def listed(record: JobRecord, shared: dict[str, str] | None = None) -> Listed:
         record.finished_at,
         record.exit_code,
         one(record.worker),
+        models,
+        one(record.request.instance_type),
+        record.request.use_spot,
     )
 
 

@@ -39,6 +39,9 @@ def job_json(job: Listed) -> dict[str, Any]:
         "finished_at": iso(job.finished_at),
         "exit_code": job.exit_code,
         "worker": job.worker,
+        "accelerators": list(job.accelerators),
+        "instance_type": job.instance_type,
+        "use_spot": job.use_spot,
     }
 
 
@@ -83,9 +86,6 @@ def detail_json(detail: JobDetail) -> dict[str, Any]:
         "retries_left": job.retries_left,
         "admitted_at": iso(job.admitted_at),
         "resources": _amounts(dict(job.request.resources)),
-        "accelerators": list(job.request.accelerators),
-        "instance_type": job.request.instance_type,
-        "use_spot": job.request.use_spot,
         "run": job.run,
         "place": None
         if job.place is None

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from providers.gcp import GcpProvider
+from providers.retry import RETRY_AFTER_CAP
 from tests.gcp.conftest import LINEAGE, REGION
 from tests.gcp.fake_cloud import FakeCloud, HttpFault
 from tests.gcp.fake_compute import FakeComputeServer
@@ -83,13 +84,14 @@ def test_a_retry_after_date_already_past_retries_at_once(
     assert waits == [0.0]
 
 
-def test_a_retry_after_longer_than_a_minute_is_capped_at_a_minute(
+def test_a_retry_after_longer_than_the_cap_is_capped(
     slept: tuple[GcpProvider, list[float]], cloud: FakeCloud
 ) -> None:
+    # one retry waits at most RETRY_AFTER_CAP (20 s; the total: test_retry_after_budget33l.py)
     provider, waits = slept
     cloud.fail(METHOD, throttled("3600"), throttled("Sun, 29 Nov 2026 12:00:00 GMT"))
     provider.list(LINEAGE)
-    assert waits == [60.0, 60.0]
+    assert waits == [RETRY_AFTER_CAP, RETRY_AFTER_CAP]
 
 
 @pytest.mark.parametrize("header", [None, "soon", "1.5", "-3", "", "Sat, 99 Foo 2026"])
