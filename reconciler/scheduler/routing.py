@@ -269,8 +269,9 @@ def placement(request: JobRequest, pool: Pool) -> Shortfall | None:
     if not types:
         names = sorted({name for name, _ in machines})
         what = f"its machines are {', '.join(names)}" if names else "it has no machine types"
-        note = "" if wanted is None else case_note(wanted, names)
-        return _placed(f"{asked}, {what}{note}", "instance_type")
+        if wanted is None:  # (named use_spot only: only a machine with a type has a market)
+            return _placed(f"{_market(bool(spot))} machines asked, {what}", "use_spot")
+        return _placed(f"{asked}, {what}{case_note(wanted, names)}", "instance_type")
     if spot is None or any(s == spot for name, s in machines if name in types):
         return None
     of = "" if wanted is None else f" {wanted}"
