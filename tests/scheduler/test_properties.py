@@ -26,7 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 
 from reconciler.scheduler import jobs as usecases
 from reconciler.scheduler.context import SchedulerContext
-from reconciler.scheduler.lifecycle import snapshot_of
+from reconciler.scheduler.lifecycle import applied_workers, removing, snapshot_of, worker_gone
 from reconciler.scheduler.loop import CycleReport, LoopSettings, SchedulerLoop
 from reconciler.scheduler.model import HOLDING, TERMINAL, AppliedConfig, Status
 from reconciler.scheduler.routing import resolve
@@ -239,8 +239,13 @@ class Scheduling(RuleBasedStateMachine):
         pool_used: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
         policy_used: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
         np_used: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
+        workers = applied_workers(self.config)
         for job in active:
             if job.status not in HOLDING:
+                continue
+            if removing(job) or worker_gone(job, workers):
+                # Being stopped because an apply took its worker: it holds no worker and
+                # nothing of its pool (README, Admission), as a cloud's job ends with its machine.
                 continue
             for key, value in job.amounts:
                 pool_used[(job.pool, key)].append((job.id, value))

@@ -1819,6 +1819,21 @@ HELD_FOR_A_HEAD_THE_NEXT_CYCLE_DOES_NOT_HOLD_FOR: list[Step] = [
     ),
 ]
 
+# Not a scheduler fault (the random search found it, 2026-11-29): an apply shrank worker pool
+# w to one worker, so job 5, on the worker taken, is being stopped and holds nothing of the
+# pool, as documented; job 4, lost on the worker kept, was queued again and admitted there in
+# the same cycle. The test counted job 5 against the pool's one worker; it now counts what
+# the pool holds as the scheduler does.
+READMITTED_BESIDE_A_JOB_WHOSE_WORKER_WAS_TAKEN: list[Step] = [
+    ("a_busy_start", {"jobs": [("hi", 1, 0), ("hi", 1, 0), ("hi", 1, 0)]}),
+    ("process_ends", {"code": 0, "pick": 0, "then": False, "vanish": False}),
+    ("submit", {"count": 2, "gpu": 1, "preemptible": False, "priority": None, "retries": 1,
+                "route": (None, "w"), "then": False}),
+    ("cycle", {}),
+    ("apply_configuration", {"index": 2, "then": False}),
+    ("process_ends", {"code": 0, "pick": 2, "then": True, "vanish": True}),
+]  # fmt: skip
+
 # name -> (the loop's max_bypass, the steps)
 EXAMPLES = {
     "left waiting though it fits": (8, LEFT_WAITING_THOUGH_IT_FITS),
@@ -1837,6 +1852,10 @@ EXAMPLES = {
     "held for a head the next cycle does not hold for": (
         1,
         HELD_FOR_A_HEAD_THE_NEXT_CYCLE_DOES_NOT_HOLD_FOR,
+    ),
+    "readmitted beside a job whose worker was taken": (
+        8,
+        READMITTED_BESIDE_A_JOB_WHOSE_WORKER_WAS_TAKEN,
     ),
 }
 
