@@ -50,19 +50,17 @@ child=$!
 wait "$child"; code=$?
 while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done
 find_left() {  # the running processes below the wrapper, or in its session (builtins only)
-  local stat line rest pid queue kids; local -A parent=(); left=(); queue=($$)
+  local stat line rest pid queue kids=(); left=(); queue=($$)  # kids: by parent pid
   for stat in /proc/[0-9]*/stat; do
     { IFS= read -r line < "$stat"; } 2>/dev/null || continue
     rest=${line##*) }; rest=(${rest}); pid=${stat#/proc/}; pid=${pid%/stat}
     [ "${rest[0]}" = Z ] || [ "$pid" = $$ ] && continue
-    parent[$pid]=${rest[1]}
+    kids[${rest[1]}]+=" $pid"
     [ "${rest[3]}" = $$ ] && left+=("$pid")
   done
-  while [ ${#queue[@]} -gt 0 ]; do
-    kids=(); for pid in "${!parent[@]}"; do
-      [ "${parent[$pid]}" = "${queue[0]}" ] && kids+=("$pid") && unset "parent[$pid]"
-    done
-    left+=("${kids[@]}"); queue=("${queue[@]:1}" "${kids[@]}")
+  while [ ${#queue[@]} -gt 0 ]; do  # each parent once, whatever pids were reused meanwhile
+    pid=${queue[0]}; rest=(${kids[$pid]}); unset "kids[$pid]"
+    left+=("${rest[@]}"); queue=("${queue[@]:1}" "${rest[@]}")
   done
 }
 # Until none runs: one killed in the middle of a fork leaves a child, found at the next pass; one
