@@ -375,7 +375,12 @@ class LocalExecutor:
         if wrapper_runs and sys.platform.startswith("linux"):
             # What the job started and left the session (`setsid`, a daemon) is still below
             # the wrapper, its subreaper: reached too (once: not those the groups reach), and
-            # killed before the wrapper, which would leave them to init, out of reach.
+            # killed before the wrapper, which would leave them to init, out of reach. The
+            # wrapper is stopped first: it would otherwise see its job killed and record a
+            # status (137) before its own SIGKILL, which a kill after the grace never left.
+            if kill:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGSTOP)
             signal_descendants(pid, signum, set() if kill else groups)
         for group in sorted(groups):
             with contextlib.suppress(ProcessLookupError, PermissionError):
