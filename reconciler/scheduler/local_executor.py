@@ -34,8 +34,10 @@ from reconciler.scheduler.executor import Launch, Observation, Phase, Place, Pro
 from reconciler.scheduler.job_environment import base_environment
 from reconciler.scheduler.local_processes import (
     attempt_marker,
+    marked,
     session_groups,
     signal_descendants,
+    signal_processes,
     started_at,
     stat_fields,
     wrapper_command,
@@ -272,6 +274,22 @@ class LocalExecutor:
                 return True
         return None
 
+    @staticmethod
+    def _left_running(process: Process, directory: Path, *, pid_kept: bool) -> bool:
+        """Whether what the job started runs on after its wrapper, which the job killed
+        (`pid_kept`: the wrapper's pid was given to no other process since). A pid is not
+        reused while a session bears its number, so while the wrapper is a zombie its
+        session is the attempt's; once it is gone, a session of that number is the
+        attempt's only if it carries its mark (the pid may have been given to another
+        process, which led a session of its own). What left the session was given to init
+        with the wrapper's end: it is the attempt's by its mark too."""
+        if not sys.platform.startswith("linux"):
+            return False
+        mark = attempt_marker(directory)
+        if pid_kept and session_groups(process.pid, None if zombie(process) else mark):
+            return True
+        return bool(marked(mark))
+
     def observe(
         self, job: int, attempt: int, *, fence: bool = False, process: Process | None = None
     ) -> Observation:
@@ -292,13 +310,9 @@ class LocalExecutor:
             return Observation(Phase.EXITED, exit_code=code)
         if (
             process is not None
-            and leader is None
-            and session_groups(process.pid, None if zombie(process) else attempt_marker(directory))
+            and not leader
+            and self._left_running(process, directory, pid_kept=leader is None)
         ):
-            # The job killed its wrapper: a pid is not reused while a session bears its
-            # number, so while the wrapper is a zombie the session is the attempt's; once it
-            # is gone, the session is the attempt's only if it carries its mark (the pid may
-            # have been given to another process, which led a session of its own).
             return Observation(Phase.RUNNING, process.pid)
         if process is not None:
             # It started (the store recorded its process), it no longer runs, and it left no
@@ -368,10 +382,15 @@ class LocalExecutor:
                 # signalled.
                 groups = session_groups(pid, None if alive else attempt_marker(directory))
                 alive = alive or bool(groups)
+        signum = signal.SIGKILL if kill else signal.SIGTERM
+        if sys.platform.startswith("linux") and not wrapper_runs:
+            # What the job started and moved out of its session was given to init when the
+            # wrapper ended: found by the attempt's mark. Its pid is never taken for a group
+            # but when a session of that number is the attempt's.
+            signal_processes(marked(attempt_marker(directory)), signum, groups)
         if not alive:
             return
         groups.add(pid)
-        signum = signal.SIGKILL if kill else signal.SIGTERM
         if wrapper_runs and sys.platform.startswith("linux"):
             # What the job started and left the session (`setsid`, a daemon) is still below
             # the wrapper, its subreaper: reached too (once: not those the groups reach), and

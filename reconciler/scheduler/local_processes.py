@@ -145,6 +145,33 @@ def descendants(root: int) -> list[Below]:
     return found
 
 
+def marked(marker: bytes) -> list[Below]:
+    """Every running process started with the attempt's mark (`POOLFORM_ATTEMPT_DIR=...`),
+    wherever it is: once the job has killed its wrapper, what it started and moved out of
+    the session was given to init, and only the mark still says whose it is (a process
+    that cleared its environment, or whose environment is not the scheduler's to read, is
+    not found). Read only while an attempt's wrapper is gone without an exit status."""
+    found: list[Below] = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        fields = stat_fields(int(entry.name))
+        if not fields or len(fields) <= 19 or fields[0] == "Z":
+            continue
+        with contextlib.suppress(ValueError):
+            below = Below(int(entry.name), int(fields[19]), int(fields[2]))
+            if started_with(below.pid, marker):
+                found.append(below)
+    return found
+
+
+def signal_processes(processes: list[Below], signum: int, skip_groups: set[int]) -> None:
+    """`signum` to each process found, but those in `skip_groups` (signalled as groups)."""
+    for process in processes:
+        if process.group not in skip_groups:
+            _send(process, signum)
+
+
 def _send(process: Below, signum: int) -> None:
     """Signal the process, and never another one that was given its pid since it was found:
     the pid is pinned (a pidfd, where the kernel has them) before its start time is checked

@@ -22,7 +22,7 @@ import pytest
 
 from reconciler.scheduler.executor import Launch, Observation, Phase, Process
 from reconciler.scheduler.local_executor import ATTEMPT_DIR_VARIABLE, LocalExecutor
-from reconciler.scheduler.local_processes import Below, _send, started_at
+from reconciler.scheduler.local_processes import Below, _send, started_at, stat_fields
 from tests.adversarial.conftest import Pf
 from tests.adversarial.scheduler_setup import applied, job_file
 from tests.scheduler.scenario import cycle_until, ok, statuses, wait_until
@@ -235,3 +235,26 @@ def test_a_preempted_jobs_processes_that_left_the_session_end_before_it_is_reque
 def _one_stopped(directory: Path) -> bool:
     now = statuses(directory)
     return now[1] != "running" or now[2] != "running"
+
+
+def test_what_left_the_session_of_a_job_that_killed_its_wrapper_is_found_by_its_mark(
+    tmp_path: Path,
+) -> None:
+    """Its wrapper killed by the job, what left the session was given to init: the job runs
+    while it does, and a stop reaches it, by the attempt's mark."""
+    run = (
+        "setsid bash -c 'trap \"\" TERM HUP; exec sleep 3311' </dev/null >/dev/null 2>&1 &\n"
+        "kill -9 $PPID; exec sleep 3312"
+    )
+    executor, process = _start(tmp_path, run)
+    wait_until("the wrapper is gone", lambda: (stat_fields(process.pid) or ["Z"])[0] == "Z")
+    wait_until("both run", lambda: len(_escaped(tmp_path)) == 2)
+
+    executor.signal(1, 1, process.pid, kill=False)
+    wait_until("its main process ended", lambda: len(_escaped(tmp_path)) == 1)
+    assert executor.observe(1, 1, process=process).phase is Phase.RUNNING
+    executor.signal(1, 1, process.pid, kill=True)
+    seen = _ended(executor, process)
+
+    assert seen.phase is Phase.VANISHED, seen
+    assert _escaped(tmp_path) == []
