@@ -1,25 +1,10 @@
 """Jobs as local processes: `bash -c RUN` in a worker's directory or the job's own.
 
-Each attempt runs under a small bash wrapper in its own session (so SIGTERM and SIGKILL reach
-the whole session, every process group in it, and the job outlives a scheduler killed with
-kill -9). The wrapper:
-
-1. claims the attempt by creating `claim/` (mkdir is atomic); if it exists the attempt was
-   already run or fenced off by a restarted scheduler, and the wrapper exits without running;
-2. writes its pid to `claim/pid`;
-3. runs the job, waits for it (a trapped SIGTERM does not stop the wrapper, only the job),
-   and writes the exit status to `exit` (via a rename, so it is whole or absent);
-4. kills the other process groups of its session (a job's shell with job control, `set -m`,
-   puts each background job in a group of its own), then its own group, itself included:
-   what the job left running in the background (a data loader, a server holding GPU memory)
-   ends with it, as a Slurm job step's or a pod's processes do, so the capacity the job's end
-   frees is free. Only a process that started a session of its own (`setsid`) escapes.
-
-The wrapper runs with the jobs' base environment (job_environment.py: PATH, HOME, the locale,
-... and the names passed on by the operator, never the scheduler's secrets); the job's envs
-(and POOLFORM_*) are given to the job's own bash only (from `env`, NUL-separated): a job's
-`PATH` without bash in it, or its `BASH_ENV`, must not stop the wrapper from starting,
-claiming or recording the job.
+Each attempt runs under a small wrapper (local_wrapper.py) in its own session, which outlives
+a scheduler killed with kill -9, claims the attempt, records the job's exit status itself, and
+ends whatever the job left running before it does. On Linux the wrapper is the child subreaper
+of every process the job starts, so a stop (cancel, preemption, a removed worker) reaches
+each of them (local_processes.py), also those that started a session of their own.
 
 Layout under `.poolform/jobs/<id>/` (0700): `output.log` (0600, every attempt appended),
 `work/` (where a job not on a worker runs), and `attempt-<n>/` (command.sh, env, claim/, exit).
@@ -47,36 +32,34 @@ from pathlib import Path
 from reconciler.errors import PoolformError
 from reconciler.scheduler.executor import Launch, Observation, Phase, Place, Process
 from reconciler.scheduler.job_environment import base_environment
+from reconciler.scheduler.local_processes import (
+    attempt_marker,
+    marked,
+    session_groups,
+    signal_descendants,
+    signal_processes,
+    started_at,
+    stat_fields,
+    wrapper_command,
+    wrapper_of,
+    zombie,
+)
+from reconciler.scheduler.local_wrapper import ATTEMPT_DIR_VARIABLE, WRAPPER, wrapper_argv
 
-WRAPPER = r"""
-attempt=$1; name=$2; mask=$(umask); umask 077
-mkdir "$attempt/claim" 2>/dev/null || exit 0
-echo $$ > "$attempt/claim/pid.tmp" && mv "$attempt/claim/pid.tmp" "$attempt/claim/pid"
-trap 'true' TERM INT HUP
-command=$(cat "$attempt/command.sh")
-envs=(); while IFS= read -r -d '' entry; do envs+=("$entry"); done < "$attempt/env"
-(umask "$mask"; exec env -- "${envs[@]}" "$BASH" -c "$command" "$name") &
-child=$!
-wait "$child"; code=$?
-while kill -0 "$child" 2>/dev/null; do wait "$child"; code=$?; done
-others() {  # the session's process groups other than the wrapper's own (from /proc)
-  local stat line rest; found=0
-  for stat in /proc/[0-9]*/stat; do
-    { IFS= read -r line < "$stat"; } 2>/dev/null || continue
-    rest=${line##*) }; rest=(${rest})
-    if [ "${rest[3]}" = "$$" ] && [ "${rest[2]}" != "$$" ] && [ "${rest[0]}" != Z ]; then
-      kill -KILL -- "-${rest[2]}" 2>/dev/null; found=1
-    fi
-  done
-}
-for pass in 1 2 3 4 5 6 7 8; do others; [ "$found" = 0 ] && break; done
-echo "$code" > "$attempt/exit.tmp" && mv "$attempt/exit.tmp" "$attempt/exit"
-kill -KILL 0
-"""
+__all__ = [
+    "ATTEMPT_DIR_VARIABLE",
+    "CLAIM_WITHOUT_PID_S",
+    "HOST_ID_VARIABLE",
+    "MACHINE_ID_FILES",
+    "PID_MAX",
+    "WRAPPER",
+    "LocalExecutor",
+    "host_identity",
+]
+
 CLAIM_WITHOUT_PID_S = 30.0  # a wrapper killed between claiming and writing its pid
 PID_MAX = 2**22  # the largest pid Linux gives (the limit of its pid_max)
 HOST_ID_VARIABLE = "POOLFORM_HOST_ID"
-ATTEMPT_DIR_VARIABLE = "POOLFORM_ATTEMPT_DIR"  # marks every process an attempt starts
 MACHINE_ID_FILES = ("/etc/machine-id", "/var/lib/dbus/machine-id")
 _MACHINE_ID = re.compile(r"[0-9a-f]{32}")
 
@@ -142,98 +125,6 @@ def _small_number(path: Path, least: int, most: int) -> int | None:
         return None
     number = int(text)
     return number if least <= number <= most else None
-
-
-def _stat_fields(pid: int) -> list[str] | None:
-    """/proc/<pid>/stat after the command name (state first); None when no such process."""
-    try:
-        text = Path(f"/proc/{pid}/stat").read_bytes().decode("ascii", "replace")
-    except OSError:
-        return None
-    return text.rsplit(")", 1)[-1].split()  # the name may hold spaces and parentheses
-
-
-def _since(pid: int) -> int | None:
-    """When `pid` started (clock ticks after boot): a later process given the same pid
-    started later. None when it cannot be read (no /proc, or no such process)."""
-    fields = _stat_fields(pid)
-    try:
-        return int(fields[19]) if fields else None
-    except (IndexError, ValueError):
-        return None
-
-
-def _session_groups(sid: int, marker: bytes | None = None) -> set[int]:
-    """The process groups with a process running in the session (zombies waiting to be reaped
-    do not run). The wrapper leads the session, so its pid is the session's number, and no
-    other process can bear that pid while a process of the session exists. Read only when an
-    attempt is signalled or its wrapper is gone without an exit status, so scanning /proc is
-    rare.
-
-    `marker` (an attempt's `POOLFORM_ATTEMPT_DIR=...` entry): once the wrapper is gone, its
-    pid is free again as soon as the session is empty, and a later process given that pid
-    may lead a session of the same number and leave it (a daemon's fork, setsid, exit). Such
-    a session is the attempt's only if one of its processes was started with the attempt's
-    environment entry: an unrelated session is never taken for the job, nor signalled."""
-    groups: set[int] = set()
-    wanted = str(sid)
-    marked = marker is None
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        fields = _stat_fields(int(entry.name))
-        if fields and len(fields) > 3 and fields[3] == wanted and fields[0] != "Z":
-            with contextlib.suppress(ValueError):
-                groups.add(int(fields[2]))
-            if not marked and marker is not None:
-                marked = _started_with(int(entry.name), marker)
-    return groups if marked else set()
-
-
-def _started_with(pid: int, entry: bytes) -> bool:
-    """Whether `pid` was started with the environment entry (another user's process, whose
-    environment cannot be read, was not: it is never the scheduler's job)."""
-    try:
-        return entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    except OSError:
-        return False
-
-
-def _marker(attempt: Path) -> bytes:
-    return f"{ATTEMPT_DIR_VARIABLE}=".encode() + os.fsencode(attempt)
-
-
-def _zombie(process: Process) -> bool:
-    """Whether `process` is there still, as a zombie (which holds its pid: no other process
-    can lead a session of that number)."""
-    fields = _stat_fields(process.pid)
-    return fields is not None and fields[:1] == ["Z"] and _since(process.pid) == process.since
-
-
-def _wrapper_command(pid: int, attempt: bytes) -> bool:
-    """Whether `pid` runs the wrapper (`bash -c WRAPPER poolform-job ATTEMPT NAME`) of the
-    attempt, and is not a zombie."""
-    try:
-        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-    except OSError:
-        return False
-    if len(argv) <= 4 or argv[3] != b"poolform-job" or argv[4] != attempt:
-        return False
-    fields = _stat_fields(pid)
-    return fields is not None and fields[0] != "Z"
-
-
-def _wrapper_of(attempt: Path) -> int | None:
-    """The pid of the wrapper running `attempt` on this machine, found by its command line
-    (None where there is no /proc). Read only for an attempt with no claim and no recorded
-    process: a launch a scheduler that died was making, so scanning /proc is rare."""
-    if not sys.platform.startswith("linux"):
-        return None
-    wanted = os.fsencode(attempt)
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and _wrapper_command(int(entry.name), wanted):
-            return int(entry.name)
-    return None
 
 
 def _private_dir(path: Path) -> Path:
@@ -323,7 +214,7 @@ class LocalExecutor:
             if launch.attempt > 1:
                 os.write(log_fd, f"--- poolform: attempt {launch.attempt} ---\n".encode())
             process = subprocess.Popen(
-                ["bash", "-c", WRAPPER, "poolform-job", str(attempt), launch.name],
+                wrapper_argv(str(attempt), launch.name, self.environment),
                 cwd=cwd,
                 env={**self.environment, "PWD": str(cwd)},
                 stdin=subprocess.DEVNULL,
@@ -350,7 +241,7 @@ class LocalExecutor:
             # A reused pid would not be a wrapper of this attempt: its command line is the
             # wrapper's, with this attempt's directory in its place (a process that only names
             # the directory, `tail -f .../attempt-1/...`, is not it).
-            return _wrapper_command(pid, os.fsencode(attempt))
+            return wrapper_command(pid, os.fsencode(attempt))
         try:
             os.kill(pid, 0)
         except ProcessLookupError:
@@ -360,7 +251,7 @@ class LocalExecutor:
         return True
 
     def identify(self, pid: int) -> Process:
-        return Process(pid, _since(pid))
+        return Process(pid, started_at(pid))
 
     def _leader_runs(self, key: tuple[int, int], process: Process, attempt: Path) -> bool | None:
         """Whether the recorded process (the wrapper, its group's leader) still runs: True or
@@ -371,7 +262,7 @@ class LocalExecutor:
         child = self._children.get(key)
         if child is not None and child.pid == process.pid and child.poll() is None:
             return True
-        fields = _stat_fields(process.pid)
+        fields = stat_fields(process.pid)
         if fields is not None:
             try:
                 ours = len(fields) > 19 and int(fields[19]) == process.since
@@ -382,6 +273,22 @@ class LocalExecutor:
             if fields[0] != "Z":
                 return True
         return None
+
+    @staticmethod
+    def _left_running(process: Process, directory: Path, *, pid_kept: bool) -> bool:
+        """Whether what the job started runs on after its wrapper, which the job killed
+        (`pid_kept`: the wrapper's pid was given to no other process since). A pid is not
+        reused while a session bears its number, so while the wrapper is a zombie its
+        session is the attempt's; once it is gone, a session of that number is the
+        attempt's only if it carries its mark (the pid may have been given to another
+        process, which led a session of its own). What left the session was given to init
+        with the wrapper's end: it is the attempt's by its mark too."""
+        if not sys.platform.startswith("linux"):
+            return False
+        mark = attempt_marker(directory)
+        if pid_kept and session_groups(process.pid, None if zombie(process) else mark):
+            return True
+        return bool(marked(mark))
 
     def observe(
         self, job: int, attempt: int, *, fence: bool = False, process: Process | None = None
@@ -403,13 +310,9 @@ class LocalExecutor:
             return Observation(Phase.EXITED, exit_code=code)
         if (
             process is not None
-            and leader is None
-            and _session_groups(process.pid, None if _zombie(process) else _marker(directory))
+            and not leader
+            and self._left_running(process, directory, pid_kept=leader is None)
         ):
-            # The job killed its wrapper: a pid is not reused while a session bears its
-            # number, so while the wrapper is a zombie the session is the attempt's; once it
-            # is gone, the session is the attempt's only if it carries its mark (the pid may
-            # have been given to another process, which led a session of its own).
             return Observation(Phase.RUNNING, process.pid)
         if process is not None:
             # It started (the store recorded its process), it no longer runs, and it left no
@@ -424,7 +327,7 @@ class LocalExecutor:
         if not claim.exists():
             if child is not None and child.poll() is None:
                 return Observation(Phase.RUNNING, child.pid)  # the wrapper is starting
-            wrapper = _wrapper_of(directory)
+            wrapper = wrapper_of(directory)
             if wrapper is not None:
                 # Started by a scheduler that died before recording its process, and the job
                 # removed its claim (or the wrapper is about to claim): it runs, so it is
@@ -464,10 +367,10 @@ class LocalExecutor:
 
     def signal(self, job: int, attempt: int, pid: int, *, kill: bool) -> None:
         key, directory = (job, attempt), self.attempt_dir(job, attempt)
-        alive = self._alive(key, pid, directory)
+        alive = wrapper_runs = self._alive(key, pid, directory)
         groups: set[int] = set()
         if sys.platform.startswith("linux"):
-            fields = _stat_fields(pid)
+            fields = stat_fields(pid)
             if alive or fields is None or fields[0] == "Z":
                 # The wrapper runs, or is gone (the job killed it; a zombie until its new
                 # parent reaps it) while its session may run on: no other process can bear
@@ -477,11 +380,27 @@ class LocalExecutor:
                 # Once the wrapper is gone (or a zombie, which may be another process's),
                 # the pid may lead another session: only one with the attempt's mark is
                 # signalled.
-                groups = _session_groups(pid, None if alive else _marker(directory))
+                groups = session_groups(pid, None if alive else attempt_marker(directory))
                 alive = alive or bool(groups)
+        signum = signal.SIGKILL if kill else signal.SIGTERM
+        if sys.platform.startswith("linux") and not wrapper_runs:
+            # What the job started and moved out of its session was given to init when the
+            # wrapper ended: found by the attempt's mark. Its pid is never taken for a group
+            # but when a session of that number is the attempt's.
+            signal_processes(marked(attempt_marker(directory)), signum, groups)
         if not alive:
             return
         groups.add(pid)
+        if wrapper_runs and sys.platform.startswith("linux"):
+            # What the job started and left the session (`setsid`, a daemon) is still below
+            # the wrapper, its subreaper: reached too (once: not those the groups reach), and
+            # killed before the wrapper, which would leave them to init, out of reach. The
+            # wrapper is stopped first: it would otherwise see its job killed and record a
+            # status (137) before its own SIGKILL, which a kill after the grace never left.
+            if kill:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGSTOP)
+            signal_descendants(pid, signum, set() if kill else groups)
         for group in sorted(groups):
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(group, signal.SIGKILL if kill else signal.SIGTERM)
+                os.killpg(group, signum)

@@ -5,8 +5,8 @@ preemption signalled only that group: the background job ran on for ever after t
 recorded succeeded or cancelled and its capacity given to the next job (found with the
 installed poolform: `sleep` alive in its own group after `cancelled (exit 143)`, `pools
 status` showing the seat free). Now the wrapper kills every group of its session when the
-job ends, and a stop signals every group of it; only a process that starts a session of its
-own (`setsid`) leaves the job, as the README says."""
+job ends, and a stop signals every group of it. (A process that starts a session of its own,
+`setsid`, is reached too since the wrapper became its subreaper: test_escaped_processes33r.)"""
 
 from __future__ import annotations
 

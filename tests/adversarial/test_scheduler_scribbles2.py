@@ -7,8 +7,8 @@ what one job wrote.
 The scheduler reads those files only where it must: an exit file once the attempt's wrapper is
 gone (while it runs, the file is not its status), a pid file only when the store holds no
 process for the attempt. So each scribble here is made where it is read: the exit file by a
-process the job leaves behind in a session of its own (the wrapper kills what stays in the
-job's process group), after its wrapper recorded the status; the pid file by a job
+job that killed its wrapper (nothing the job starts outlives a wrapper that records a status:
+it kills all of it first, also what left the job's session); the pid file by a job
 whose process the store never recorded (a scheduler killed between starting it and recording
 it leaves exactly that)."""
 
@@ -50,28 +50,21 @@ def cycles_until_done(pf: Pf, directory: Path) -> dict[int, str]:
     return statuses(directory)
 
 
-def test_an_exit_file_scribbled_after_the_wrapper_recorded_it(pf: Pf, tmp_path: Path) -> None:
-    """Each scribbler exits 3, and a process it left behind replaces the status the wrapper
-    wrote with its scribble: no status is left, nothing of the job runs, so the attempt is
-    lost (failed: no retries). A number past 64 bits was an internal error in every cycle
+def test_an_exit_file_scribbled_where_the_wrapper_would_record_it(pf: Pf, tmp_path: Path) -> None:
+    """Each scribbler kills its wrapper, leaves its scribble where the wrapper would have
+    written the status, and exits 3: no status is left, nothing of the job runs, so the
+    attempt is lost (failed: no retries). A number past 64 bits was an internal error in every cycle
     (OverflowError from SQLite), words a ValueError, the fifo and the device a hang: one job
     stopped the scheduler for all. The job beside them runs as ever."""
     directory = applied(tmp_path, MANY)
     cases = sorted(EXIT_SCRIBBLES)
     for number, case in enumerate(cases):
         done = tmp_path / f"scribbled-{number}"
-        # The scribbler leaves the job's process group (setsid): the wrapper kills what stays
-        # in it once it has recorded the status.
         job = job_file(
             tmp_path,
             f"kind: Job\nname: {case.replace('_', '-')}\npool: seats\nrun: |\n"
-            "  cat > scribble.sh <<'END'\n"
-            "  touch out-of-the-group\n"
-            f'  while [ "$(cat {ATTEMPT}/exit 2>/dev/null)" != 3 ]; do sleep 0.02; done\n'
+            "  kill -9 $PPID\n"
             f"  rm -f {ATTEMPT}/exit; {EXIT_SCRIBBLES[case]}; touch {done}\n"
-            "  END\n"
-            "  setsid bash scribble.sh >/dev/null 2>&1 < /dev/null &\n"
-            "  until [ -e out-of-the-group ]; do sleep 0.02; done\n"  # setsid has run
             "  exit 3\n",
             f"scribbler-{number}.yaml",
         )
