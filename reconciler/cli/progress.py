@@ -39,9 +39,11 @@ TEXT_ONLY = ("interrupt", "interrupted")
 def interrupt_line(event: dict[str, Any]) -> str:
     """What a Ctrl-C during apply got: what is still in flight, then what was done."""
     if event["type"] == "interrupted":
+        left = event["failed"] + event["skipped"] + event["not_started"]
         return (
             f"Interrupted: {event['done']} done, {event['failed']} failed, {event['skipped']} "
-            f"skipped, {event['not_started']} not started; `poolform plan` shows what is left."
+            f"skipped, {event['not_started']} not started"
+            + ("; `poolform plan` shows what is left." if left else ".")
         )
     flight = [one_line(str(a)) for a in event["in_flight"]]
     if not flight:
