@@ -127,6 +127,11 @@ def _count(doc: dict[str, Any], key: str, where: str, upper: int) -> int:
 
 # Dotted segments: `cluster.main`, `machine_pool.gpu.machine_type.cpu`. A pushed record whose
 # address is not one (`../x`, `a..b`) would be planned for deletion as undeclared.
+# A lineage names the state everywhere: an S3 key's directory (`PREFIX/lineages/LINEAGE/`),
+# a cloud tag's value, the command a damaged S3 state's message gives to put its head back.
+# poolform makes uuid4s; a pushed one is held to the same few characters, so `a/b` or `..`
+# cannot make keys of other directories nor a quote break that command.
+_LINEAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 _ADDRESS = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)+")
 
 
@@ -245,6 +250,12 @@ def snapshot_from_json(doc: Any) -> StateSnapshot:
             f"state document: format_version {version} is not supported (expected {FORMAT_VERSION})"
         )
     lineage = check_text(_require(doc, "lineage", str, "state document"), "state document lineage")
+    if not _LINEAGE.fullmatch(lineage):
+        raise StateError(
+            f"state document: lineage {lineage[:80]!r}{'...' if len(lineage) > 80 else ''} is "
+            "not one poolform makes: letters, digits, '.', '_' and '-' only, at most 128, "
+            "starting with a letter or digit (a new state's is a uuid4)"
+        )
     serial = _count(doc, "serial", "state document", MAX_SERIAL)
     resources = _require(doc, "resources", list, "state document")
     records = [record_from_dict(r, f"resources[{n}]") for n, r in enumerate(resources)]

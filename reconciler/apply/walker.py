@@ -13,7 +13,9 @@ that interrupted a `submit` while it started a thread left that thread running a
 waited for or reported, and the caller closed the provider under it: a segmentation fault).
 The changes in flight finish, are written to state and reported, and only then does the
 interrupt go on up; another Ctrl-C meanwhile changes nothing (the process could not end before
-those threads anyway).
+those threads anyway). Each Ctrl-C is answered at once by an `interrupt` event naming the
+changes still in flight, and the walk's end by an `interrupted` event counting what was done
+and what never started (text output only: they are not `apply --json` events).
 """
 
 from __future__ import annotations
@@ -78,6 +80,19 @@ def _with_retries(
         )
 
     policy.call(lambda: execute(change), sleep=clock.sleep, on_retry=on_retry)
+
+
+# How often the waiting main thread wakes. A Ctrl-C the kernel hands to another thread (any
+# thread may get a process's signal: here, one sleeping in a provider call) only marks the
+# handler as due; a main thread blocked in one long wait never ran it, so the walk went on
+# starting every change of the plan and the Ctrl-C took effect only once all were made.
+WAKE_SECONDS = 0.2
+
+
+def _wait(event: threading.Event) -> None:
+    """Wait for `event`, in short waits, so that a due signal handler runs within one."""
+    while not event.wait(WAKE_SECONDS):
+        pass
 
 
 def walk_plan(
@@ -180,19 +195,45 @@ def walk_plan(
         finally:
             walked.set()
 
+    def tell_interrupt() -> None:
+        """The `interrupt` event: what is still in flight (nothing starts once it is sent)."""
+        # Under the lock, as `settle` reports: no change's end is shown before this line
+        # while this line still counts it in flight.
+        with contextlib.suppress(KeyboardInterrupt), lock:
+            in_flight = [
+                str(k) for k in started_at if k not in result.done and k not in result.failed
+            ]
+            emit({"type": "interrupt", "in_flight": in_flight})
+
     # Waited for through an Event, not Thread.join: Python 3.11's join, interrupted, can take
     # the thread for ended while it runs.
     walked = threading.Event()
     try:
         threading.Thread(target=walk, name="apply-walker").start()
-        walked.wait()
+        _wait(walked)
     except KeyboardInterrupt:
         while not interrupted:
             with contextlib.suppress(KeyboardInterrupt), gate:
                 interrupted = True
+        # Said at once: a change in flight may take the cloud minutes, and a Ctrl-C met by
+        # silence is pressed again or followed by a kill. Each further Ctrl-C says it again.
+        tell_interrupt()
         while began and not walked.is_set():  # in flight: finished, recorded, reported
-            with contextlib.suppress(KeyboardInterrupt):
-                walked.wait()
+            try:
+                _wait(walked)
+            except KeyboardInterrupt:
+                tell_interrupt()
+        with contextlib.suppress(KeyboardInterrupt):
+            ended = len(result.done) + len(result.failed) + len(result.skipped)
+            emit(
+                {
+                    "type": "interrupted",
+                    "done": len(result.done),
+                    "failed": len(result.failed),
+                    "skipped": len(result.skipped),
+                    "not_started": len(changes) - ended,
+                }
+            )
         raise
     if raised:
         raise raised[0]

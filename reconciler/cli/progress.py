@@ -31,6 +31,30 @@ DONE = {"create": "Created", "update": "Updated", "replace": "Replaced", "delete
 HEARTBEAT_SECONDS = 10.0
 
 
+# The walker's answer to Ctrl-C (reconciler/apply/walker.py), shown as text only: no
+# `apply --json` event (the stream ends with its `error` event, exit 130, as before).
+TEXT_ONLY = ("interrupt", "interrupted")
+
+
+def interrupt_line(event: dict[str, Any]) -> str:
+    """What a Ctrl-C during apply got: what is still in flight, then what was done."""
+    if event["type"] == "interrupted":
+        left = event["failed"] + event["skipped"] + event["not_started"]
+        return (
+            f"Interrupted: {event['done']} done, {event['failed']} failed, {event['skipped']} "
+            f"skipped, {event['not_started']} not started"
+            + ("; `poolform plan` shows what is left." if left else ".")
+        )
+    flight = [one_line(str(a)) for a in event["in_flight"]]
+    if not flight:
+        return "Interrupt received: nothing new starts."
+    shown = ", ".join(flight[:3]) + (f" and {len(flight) - 3} more" if len(flight) > 3 else "")
+    return (
+        f"Interrupt received: nothing new starts; waiting for the {len(flight)} change(s) in "
+        f"flight to finish and be recorded ({shown})."
+    )
+
+
 class Reporter(Protocol):
     def __call__(self, event: dict[str, Any]) -> None: ...
 
@@ -90,6 +114,8 @@ class PlainReporter:
         elif kind == "skipped":
             because = one_line(str(event["because"]))
             line = f"{address}: skipped, it depends on {because}, which failed"
+        elif kind in TEXT_ONLY:
+            line = interrupt_line(event)
         else:
             return
         if kind in ("done", "failed"):
@@ -140,6 +166,8 @@ class JsonReporter:
         self._lock = threading.Lock()
 
     def __call__(self, event: dict[str, Any]) -> None:
+        if event["type"] in TEXT_ONLY:
+            return
         line = json.dumps({"time": round(self.clock(), 3), **event}, sort_keys=True)
         # A Ctrl-C in the main thread (the drift and summary events) waits for the line's end:
         # a consumer reads whole lines, then the error event (held_signals.py).
@@ -198,6 +226,8 @@ class RichReporter:
             self.console.print(
                 f"[dim]↻ {address}: retry {event['attempt']} in {event['delay']:.2f}s[/]"
             )
+        elif kind in TEXT_ONLY:
+            self.console.print(f"[yellow]{escape(interrupt_line(event))}[/]")
 
     def _in_flight(self) -> str:
         if not self._running:
