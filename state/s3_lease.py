@@ -22,6 +22,7 @@ from typing import Any
 from state.errors import LockLost, LockMismatch, StateLocked
 from state.locking import Clock, Sleep, breaking, new_lock_info, releasing, wait_for_lock
 from state.model import LockInfo
+from state.threads import leave_signals_to_the_main_thread
 
 __all__ = ["POLL_S3", "Lease", "S3Calls"]
 
@@ -207,6 +208,7 @@ class Lease:
         interval = self.renew_every
 
         def loop() -> None:
+            leave_signals_to_the_main_thread()
             while not self._stop.wait(interval):
                 try:
                     self.renew()

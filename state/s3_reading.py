@@ -21,6 +21,7 @@ from state.s3_journal import Document, fold, history_of, snapshot_of
 from state.s3_lease import Lease, S3Calls
 from state.s3_objects import S3Objects
 from state.store_base import StoreBase
+from state.threads import leave_signals_to_the_main_thread
 
 __all__ = ["LAYOUT_VERSION", "S3Reading"]
 
@@ -154,7 +155,9 @@ class S3Reading(StoreBase):
         keys = self._s3.keys(f"{self._base(lineage)}/journal/", self._entry_key(lineage, seq))
         if not keys:
             return
-        with ThreadPoolExecutor(max_workers=min(8, len(keys))) as pool:
+        with ThreadPoolExecutor(
+            max_workers=min(8, len(keys)), initializer=leave_signals_to_the_main_thread
+        ) as pool:
             bodies = list(pool.map(self._s3.get, keys))
         for key, body in zip(keys, bodies, strict=True):
             if body is None:

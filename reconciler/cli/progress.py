@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 from providers.retry import SYSTEM_CLOCK, Clock
 from reconciler.cli.held_signals import written_whole
 from reconciler.printable import continued, one_line
+from state.threads import leave_signals_to_the_main_thread
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -138,6 +139,7 @@ class PlainReporter:
             self._print(line)
 
     def _tick(self) -> None:
+        leave_signals_to_the_main_thread()
         while not self._stop.wait(1.0):
             try:
                 self.beat()
