@@ -5,7 +5,9 @@ committed transaction. Every write is one `BEGIN IMMEDIATE` transaction, so `job
 `jobs cancel` and the scheduler loop queue on the database lock instead of interleaving. The
 capacity a job holds is the `allocations` table; a CHECK keeps amounts non-negative. A cycle's
 changes are written set-wise (reconciler.scheduler.sqlite_writes), still in one transaction;
-the rows of the loop's read are decoded once (reconciler.scheduler.decoded_rows).
+the rows of the loop's read are decoded once (reconciler.scheduler.decoded_rows). Its reads
+and a cycle's commit are written once for it and the PostgreSQL store
+(reconciler.scheduler.sql_store).
 """
 
 from __future__ import annotations
@@ -15,42 +17,29 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from reconciler.errors import PoolformError
 from reconciler.scheduler.decoded_rows import DecodedRows
-from reconciler.scheduler.executor import Place
-from reconciler.scheduler.model import HOLDING, Decisions, Status
-from reconciler.scheduler.reasons import Reason, ReasonCode, reason
+from reconciler.scheduler.model import HOLDING, Status
+from reconciler.scheduler.reasons import ReasonCode, reason
+from reconciler.scheduler.sql_store import SqlStore
 from reconciler.scheduler.sqlite_rows import (
     ADDED_COLUMNS,
-    COLUMNS,
-    HELD_VALUES,
     SCHEMA,
-    STATUS,
     add_columns,
     checked_layout,
-    cycle_of,
-    event_of,
-    record_of,
     request_json,
     stamp_layout,
 )
 from reconciler.scheduler.sqlite_writes import Writes
 from reconciler.scheduler.store import (
-    Committed,
     Ended,
-    Event,
     JobRecord,
-    Listed,
     NewJob,
-    Removal,
     Started,
     StoreUnwritable,
-    job_filter,
-    listed,
 )
 from state.private_files import owner_only
 
@@ -61,7 +50,7 @@ _UNWRITABLE = frozenset({sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR})
 OWN_TABLES = frozenset({"meta", "jobs", "allocations", "events", "sqlite_sequence"})
 
 
-class SqliteStore:
+class SqliteStore(SqlStore):
     def __init__(self, path: Path | str, *, read_only: bool = False):
         """`read_only`: only read an existing store as it is (plan's look at the queue): no
         file, table or column made, no mode changed; a store an earlier poolform made, which
@@ -194,76 +183,24 @@ class SqliteStore:
         with self._mutex:
             self._conn.close()
 
-    # -- reading ---------------------------------------------------------------------------------
+    # -- what SqlStore asks of a store ------------------------------------------------------
 
-    def _select(
-        self, conn: sqlite3.Connection, where: str, args: Sequence[Any], *, whole: bool = False
-    ) -> list[JobRecord]:
-        """`whole`: the read is of every active job (see DecodedRows)."""
-        rows = conn.execute(f"SELECT {COLUMNS} FROM jobs {where} ORDER BY id", args).fetchall()
-        held: dict[int, list[tuple[str, int]]] = {}
-        ids = [row[0] for row in rows if row[STATUS] in HELD_VALUES]
-        if ids:
-            for job, key, amount in conn.execute(
-                "SELECT job, key, amount FROM allocations"
-                " WHERE job IN (SELECT value FROM json_each(?))",
-                (_ids(ids),),
-            ):
-                held.setdefault(job, []).append((key, amount))
-        return self._decoded.records(rows, held, whole=whole)
+    _jobs, _allocations, _events, _meta, _mark = "jobs", "allocations", "events", "meta", "?"
 
-    def get(self, job_id: int) -> JobRecord | None:
-        with self._txn("DEFERRED") as conn:
-            found = self._select(conn, "WHERE id = ?", (job_id,))
-        return found[0] if found else None
+    def _reading(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return self._txn("DEFERRED")
 
-    def jobs(
-        self,
-        *,
-        pool: str | None = None,
-        status: Status | None = None,
-        active: bool = False,
-        ids: Collection[int] | None = None,
-    ) -> list[JobRecord]:
-        some = None if ids is None else ("id IN (SELECT value FROM json_each(?))", _ids(ids))
-        where, args = job_filter(pool, status, active, "?", some)
-        whole = active and pool is None and status is None and ids is None
-        if self._tableless:
-            return []
-        with self._txn("DEFERRED") as conn:
-            return self._select(conn, where, args, whole=whole)
+    def _writing(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        return self._txn()
 
-    def listing(self, *, pool: str | None = None, status: Status | None = None) -> list[Listed]:
-        where, args = job_filter(pool, status, False, "?")
-        if self._tableless:
-            return []
-        shared: dict[str, str] = {}
-        found: list[Listed] = []
-        with self._txn("DEFERRED") as conn:
-            held: dict[int, list[tuple[str, int]]] = {}
-            for job, key, amount in conn.execute(
-                f"SELECT job, key, amount FROM allocations WHERE job IN (SELECT id FROM jobs {where})",
-                args,
-            ):
-                held.setdefault(job, []).append((key, amount))
-            # The cursor steps through the rows as they are read: one row at a time is held.
-            for row in conn.execute(f"SELECT {COLUMNS} FROM jobs {where} ORDER BY id", args):
-                holds = held.get(row[0])
-                found.append(listed(record_of(row, tuple(sorted(holds)) if holds else ()), shared))
-        return found
+    def _writes(self, conn: sqlite3.Connection, now: float) -> Writes:
+        return Writes(conn, now)
 
-    def events(self, job_id: int) -> list[Event]:
-        with self._txn("DEFERRED") as conn:
-            rows = conn.execute(
-                "SELECT job, time, status, code, message FROM events WHERE job = ? ORDER BY id",
-                (job_id,),
-            ).fetchall()
-        return [event_of(row) for row in rows]
+    def _id_set(self, column: str) -> str:
+        return f"{column} IN (SELECT value FROM json_each(?))"
 
-    def last_cycle(self) -> int:
-        with self._txn("DEFERRED") as conn:
-            row = conn.execute("SELECT value FROM meta WHERE key = 'cycle'").fetchone()
-        return cycle_of(row[0]) if row else 0
+    def _id_arg(self, ids: Collection[int]) -> str:
+        return _ids(ids)
 
     # -- writing ---------------------------------------------------------------------------------
 
@@ -309,36 +246,7 @@ class SqliteStore:
                 if job.status is not Status.QUEUED:
                     writes.event(job_id, job.status.value, why)
             writes.flush()
-            return self._select(conn, *_among(ids)) if ids else []
-
-    def commit(
-        self,
-        decisions: Decisions,
-        reasons: Mapping[int, Reason],
-        now: float,
-        grace: float,
-        place: Place | None = None,
-    ) -> Committed:
-        with self._txn() as conn:
-            writes = Writes(conn, now)
-            # First: a moved job admitted this cycle has its move in its history before it.
-            writes.move(decisions.moves, decisions.serial)
-            writes.reprioritize(decisions.priorities, decisions.serial)
-            admitted = writes.admit(decisions.admits, place)
-            preempting = writes.preempt(decisions.preempts, grace)
-            writes.claim(decisions.claims)
-            writes.end_queued([(r.job, r.reason) for r in decisions.rejects], Status.REJECTED)
-            writes.reasons(reasons)
-            conn.execute(
-                "INSERT INTO meta (key, value) VALUES ('cycle', ?) ON CONFLICT (key)"
-                " DO UPDATE SET value = excluded.value",
-                (str(decisions.cycle),),
-            )
-            writes.flush()
-            wanted = admitted + preempting
-            records = self._select(conn, *_among(wanted)) if wanted else []
-        by_id = {r.id: r for r in records}
-        return Committed(tuple(by_id[i] for i in admitted), tuple(by_id[i] for i in preempting))
+            return self._select(conn, *self._among(ids)) if ids else []
 
     def started(self, starts: Sequence[Started], now: float) -> None:
         if not starts:
@@ -351,15 +259,6 @@ class SqliteStore:
     def killed(self, job_id: int, now: float) -> None:
         with self._txn() as conn:
             conn.execute("UPDATE jobs SET killed = 1 WHERE id = ?", (job_id,))
-
-    def workers_gone(self, removals: Sequence[Removal], now: float, grace: float) -> list[int]:
-        if not removals:
-            return []
-        with self._txn() as conn:
-            writes = Writes(conn, now)
-            changed = writes.workers_gone(removals, grace)
-            writes.flush()
-        return changed
 
     def ended(self, endings: Sequence[Ended], now: float) -> list[int]:
         if not endings:
@@ -379,7 +278,7 @@ class SqliteStore:
             rest = [job for job in job_ids if job not in done]
             changed = ended + writes.ask_to_cancel(rest, grace)
             writes.flush()
-            return self._select(conn, *_among(changed)) if changed else []
+            return self._select(conn, *self._among(changed)) if changed else []
 
 
 __all__ = ["HOLDING", "SqliteStore"]
@@ -397,8 +296,3 @@ def _identity(path: Path) -> tuple[int, int] | None:
 def _ids(ids: Collection[int]) -> str:
     """A set of job ids as one argument (a JSON array): no limit on how many."""
     return json.dumps(sorted(int(job) for job in ids))
-
-
-def _among(ids: Collection[int]) -> tuple[str, tuple[str]]:
-    """The WHERE clause (and its argument) of the jobs among `ids`."""
-    return "WHERE id IN (SELECT value FROM json_each(?))", (_ids(ids),)
