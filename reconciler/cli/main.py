@@ -1,6 +1,6 @@
 """`poolform`: the command group. Each command module parses its arguments, calls a use case
 (reconciler/usecases), and renders the result; errors become messages and exit codes in one
-place (reconciler/cli/common.py). Terraform's spellings are rewritten before parsing
+place (reconciler/cli/common/exit_codes.py). Terraform's spellings are rewritten before parsing
 (spellings.py); `--chdir` and `--no-color` are given to every command (global_options.py)."""
 
 from __future__ import annotations
