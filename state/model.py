@@ -84,7 +84,8 @@ class ControlObject:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """One line of the apply history."""
+    """One line of the apply history: ``outcome`` is ``ok``, ``failed`` or ``interrupted``
+    (Ctrl-C or SIGTERM stopped it), ``changes`` how many were made."""
 
     time: str
     user: str

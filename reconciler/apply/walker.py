@@ -104,9 +104,11 @@ def walk_plan(
     retry: RetryPolicy | None = None,
     emit: Callable[[Event], None] = lambda event: None,
     clock: Clock = SYSTEM_CLOCK,
+    on_interrupted: Callable[[ApplyResult], None] = lambda result: None,
 ) -> ApplyResult:
     """Apply every change of `plan` through `execute`, in graph order. Events name changes by
-    `str(key)`: the `apply --json` format."""
+    `str(key)`: the `apply --json` format. An interrupt that stops the walk gives what it did
+    to `on_interrupted` (once the changes in flight ended) before it goes on up."""
     policy = retry or RetryPolicy()
     changes = {c.key: c for c in plan.changes}
     waiting_on: dict[ChangeKey, set[ChangeKey]] = {k: set() for k in changes}
@@ -236,9 +238,15 @@ def walk_plan(
                     "not_started": len(changes) - ended,
                 }
             )
+        with contextlib.suppress(KeyboardInterrupt):  # (another Ctrl-C: the first goes up)
+            on_interrupted(_ended(plan, result))
         raise
     if raised:
         raise raised[0]
+    return _ended(plan, result)
+
+
+def _ended(plan: Plan, result: _Progress) -> ApplyResult:
     finished_or_skipped = set(result.done) | set(result.failed) | set(result.skipped)
     return ApplyResult(
         done=tuple(result.done),

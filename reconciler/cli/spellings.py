@@ -1,9 +1,9 @@
 """Terraform's spellings of the options poolform shares with it.
 
 A Terraform user types `-out=plan.bin`, `-target=ADDR`, `-refresh=false`, `-chdir=DIR`; poolform's
-own spellings are `--out`, `--target`, `--no-refresh`, `--chdir`. `terraform_spellings` rewrites
-the first into the second before click parses the command line, for exactly the options both
-tools have (a single-dash word poolform does not know stays as it is, and click reports it).
+own spellings are `--out`, `--target`, `--no-refresh`, `--chdir` (`state list -id=ID`: `--id`).
+`terraform_spellings` rewrites the first into the second before click parses the command line,
+for exactly the options both tools have (a single-dash word poolform does not know stays as it is, and click reports it).
 `-lock=false` is `--no-lock` for the commands that read state under the lock (plan, drift,
 graph), for credentials that may only read; the commands that read without any lock (`show`,
 `state list|show|pull`) have nothing to leave out, so it is dropped there; for any other command
@@ -40,6 +40,8 @@ SHARED = frozenset(
         "target",
     }
 )
+# ... and those only one command has (`-id` elsewhere stays as typed, and click reports it).
+_SHARED_BY_ONE = frozenset({("id", "state list")})
 BOOLEANS = {"true": True, "false": False, "1": True, "0": False}
 # `terraform fmt`'s switches, each `-NAME`, `-NAME=true` or `-NAME=false` (poolform: --no-NAME).
 FMT_SWITCHES = frozenset({"check", "diff", "recursive", "list", "write"})
@@ -97,7 +99,7 @@ def _spelled(arg: str, command: str | None) -> list[str]:
         return ["--refresh" if flag else "--no-refresh"]
     if command == "fmt" and name in FMT_SWITCHES and dashes <= 2:
         return [_fmt_switch(arg, name, value if has_value else "true")]
-    if dashes == 1 and name in SHARED:
+    if dashes == 1 and (name in SHARED or (name, command) in _SHARED_BY_ONE):
         return [f"--{arg[1:]}"]
     return [arg]
 

@@ -32,10 +32,17 @@ from reconciler.plan.reread import Reread
 MAGIC = "poolform-plan"
 VERSION = 3  # 2: the objects to re-read before applying; 3: where, label and commit
 READABLE = (2, 3)
-# A plan is read whole, and its JSON takes a few times its size in memory: a 10,000-resource
-# plan is about 19 MB. A file above this is no plan (a disk image or an archive named by
-# mistake), refused before it is read rather than ending in a MemoryError.
-MAX_PLAN_BYTES = 1 << 30
+# A plan is read whole: its checksum is over the parsed document (canonical JSON), so nothing
+# vouches for a file before it is parsed, and parsing and checking it holds about three times
+# its size at once. The largest plan the benchmarks make, 10,000 resources from an empty state
+# (bench/bench_plan.py's configuration, `plan -out`), is 10.7 MB; a file more than 12 times
+# that is no plan poolform wrote (a disk image named by mistake, or a forged plan: a 900 MB
+# string in one took 2.8 GB and 10-20 s to be refused by its checksum), refused by its size
+# before it is read. At the bound, a plan takes about 420 MB, as much as the 10,000-resource
+# plan's budget (bench/README.md). `plan -out` refuses to save a plan above it, so a plan
+# poolform saved is never one it then refuses to read.
+MAX_PLAN_BYTES = 128 << 20
+LARGEST_BENCH_PLAN = "10.7 MB for 10,000 resources"
 # How much of a file tells whether it is meant as a plan: `kind` comes first (in a file an
 # earlier poolform wrote with its keys sorted, after the directories: paths of a few KiB).
 HEAD_BYTES = 64 * 1024
@@ -101,6 +108,15 @@ def write_plan(
             # attributes as `plan` did, so the reviewed comment and the file read alike.
             json.dump(envelope, handle, indent=1)
             handle.write("\n")
+        size = tmp.stat().st_size
+        if size > MAX_PLAN_BYTES:
+            tmp.unlink()
+            raise PoolformError(
+                f"-out {path}: this plan is {size:,} bytes, more than a saved plan may be "
+                f"({MAX_PLAN_BYTES >> 20} MiB); nothing was saved",
+                hint="plan part of the configuration at a time (--target ADDR), or apply "
+                "without a saved plan",
+            )
         os.replace(tmp, path)
     except OSError as exc:
         if tmp is not None:
@@ -235,8 +251,9 @@ def _plan_text(path: Path) -> str:
             raise _not_a_plan(path)  # (a small one is parsed, to say what it is)
         if size > MAX_PLAN_BYTES:
             raise PoolformError(
-                f"{path} is not a readable plan file: it is {size} bytes, and plans are "
-                f"limited to {MAX_PLAN_BYTES >> 30} GiB",
+                f"{path} is not a readable plan file: it is {size:,} bytes, and plans are "
+                f"limited to {MAX_PLAN_BYTES >> 20} MiB (poolform's largest benchmarked plan "
+                f"is {LARGEST_BENCH_PLAN}); nothing was read or changed",
                 hint="re-plan: run `poolform plan -out FILE` again",
             )
         return (head + handle.read()).decode()

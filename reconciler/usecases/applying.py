@@ -269,8 +269,12 @@ def _apply(
                 retry=how.retry,
                 emit=how.on_event,
                 clock=how.clock,
+                # What an interrupted apply did changed the state too: its history says so.
+                on_interrupted=lambda done: _record_history(
+                    backend, plan, done, how.clock, "interrupted"
+                ),
             )
-            _record_history(backend, plan, result, how.clock)
+            _record_history(backend, plan, result, how.clock, "ok" if result.ok else "failed")
     finally:
         if provider is not None:
             provider.close()
@@ -297,7 +301,11 @@ def _refreshed(
     return RefreshedSnapshot.unrefreshed(snapshot)
 
 
-def _record_history(backend: StateBackend, plan: Plan, result: ApplyResult, clock: Clock) -> None:
+def _record_history(
+    backend: StateBackend, plan: Plan, result: ApplyResult, clock: Clock, outcome: str
+) -> None:
+    """The apply's line in the state's history (what `state migrate` carries along): when,
+    who, which plan, how many changes were made and how it ended (ok, failed, interrupted)."""
     plan_hash = hashlib.sha256(json.dumps(plan.to_json(), sort_keys=True).encode()).hexdigest()
     backend.append_history(
         HistoryEntry(
@@ -305,7 +313,7 @@ def _record_history(backend: StateBackend, plan: Plan, result: ApplyResult, cloc
             user=default_who(),
             plan_hash=plan_hash,
             changes=len(result.done),
-            outcome="ok" if result.ok else "failed",
+            outcome=outcome,
             serial=backend.read().serial,
         )
     )

@@ -80,3 +80,30 @@ def state_document(state: RecordedState | None) -> dict[str, Any]:
         "resources": [record_document(record) for record in state.records],
         "damaged": state.damaged,
     }
+
+
+def listed_addresses(
+    snapshot: StateSnapshot, filters: tuple[str, ...], record_id: str | None
+) -> list[str]:
+    """What `state list [ADDR...] [--id ID]` prints, as `terraform state list` does: the
+    recorded addresses each filter selects (as `--target` does: a machine pool's address
+    selects its machine types), only those recording `record_id` among their ids when given.
+
+    A filter that selects no record is an error naming it, as Terraform documents (a typo
+    must not look like an empty pool); one that selects only damaged records is not (they are
+    named on stderr already). An id matching nothing prints nothing, as Terraform's `-id`."""
+    from reconciler.errors import UnknownAddress
+    from reconciler.plan.targets import MACHINE_TYPE, target_matches
+
+    known = [*snapshot.addresses(), *snapshot.damaged]
+    for wanted in filters:
+        if not any(target_matches(address, wanted) for address in known):
+            # The hint may name a machine pool too, as the filter that selects its types.
+            pools = {a.partition(MACHINE_TYPE)[0] for a in known if MACHINE_TYPE in a}
+            raise UnknownAddress(wanted, [*known, *pools], "in the state", "poolform state list")
+    return [
+        record.address
+        for record in snapshot
+        if (not filters or any(target_matches(record.address, t) for t in filters))
+        and (record_id is None or record_id in record.provider_ids.values())
+    ]

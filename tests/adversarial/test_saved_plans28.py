@@ -61,7 +61,7 @@ def test_a_plan_looking_file_above_the_size_limit_is_refused_by_its_size(tmp_pat
         result = limited(command, forged)
         assert result.returncode == 1, (command, result.stderr)
         assert "internal error" not in result.stderr, (command, result.stderr)
-        assert "plans are limited to 1 GiB" in result.stderr, (command, result.stderr)
+        assert "plans are limited to 128 MiB" in result.stderr, (command, result.stderr)
 
 
 def test_plan_out_onto_a_huge_file_leaves_it_and_says_it_is_no_plan(

@@ -19,13 +19,19 @@ from reconciler.errors import PoolformError, UnknownAddress
 
 
 @state.command("list")
+@click.argument("addresses", nargs=-1, metavar="[ADDR]...")
+@click.option(
+    "--id", "record_id", metavar="ID", help="Only the resources whose recorded ids include ID."
+)
 @DIR_OPTION
-def state_list(directory: Path) -> None:
-    """Every recorded address."""
+def state_list(addresses: tuple[str, ...], record_id: str | None, directory: Path) -> None:
+    """Every recorded address, or those ADDR selects (a machine pool: its machine types)."""
+    from reconciler.usecases.showing import listed_addresses
+
     with open_backend(directory) as backend:
         snapshot = salvaged(backend)
-    for record in snapshot:
-        click.echo(record.address)
+    for address in listed_addresses(snapshot, addresses, record_id):
+        click.echo(address)
 
 
 @state.command("show")
