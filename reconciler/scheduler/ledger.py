@@ -219,6 +219,8 @@ class Ledger:
         tree = self.pools[route.pool].tree
         tree.version += 1
         used, capacity = tree.used, tree.capacity
+        if claim:
+            self.policies[route.policy].claimed[job] = (route.priority, route.demand)
         held_route, _, mine = tree.holds.setdefault(job, (route, claim, {}))
         tree.held_changes += 1
         for key, need in route.demand:
@@ -265,6 +267,8 @@ class Ledger:
         route, claim, amounts = tree.holds.pop(job)
         tree.version += 1
         tree.held_changes += 1
+        if claim:
+            self.policies[route.policy].claimed.pop(job, None)
         for key, value in amounts.items():
             tree.used[key] -= value
             tree.claimed[key] -= value
@@ -327,9 +331,25 @@ class Ledger:
         return True
 
     def within_reservation(self, route: Route) -> bool:
-        """Whether the route's policy would stay inside its reservation with the job added."""
+        """Whether the route's policy would stay inside its reservation with the job added,
+        counting what its claimants of no lower priority will take once their victims exit: a
+        second job of a policy whose first claim fills its reservation takes nothing back (it
+        would borrow, and its victim could take the capacity back from it: preemption back
+        and forth). A lower-priority claim does not stand in a higher-priority job's way."""
         policy = self.policies[route.policy]
         used, reserved = policy.used, policy.reserved
+        claims = policy.claimed
+        if claims:
+            priority = route.priority
+            claimed: dict[str, int] = defaultdict(int)
+            for at, demand in claims.values():
+                if at >= priority:
+                    for key, need in demand:
+                        claimed[key] += need
+            for key, need in route.demand:
+                if used[key] + claimed[key] + need > reserved.get(key, 0):
+                    return False
+            return True
         for key, need in route.demand:  # noqa: SIM110 (a loop: no generator on a hot path)
             if used[key] + need > reserved.get(key, 0):
                 return False

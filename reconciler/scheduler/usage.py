@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import NamedTuple
 
+from reconciler.scheduler.amounts import Amounts
 from reconciler.scheduler.model import Policy, Pool, Route
 
 NO_LIMIT: dict[str, int] = {}  # an empty mapping shared, never written
@@ -111,12 +112,16 @@ class PoolUse:
 
 
 class PolicyUse:
-    __slots__ = ("limit", "np_used", "policy", "reserved", "used")
+    __slots__ = ("claimed", "limit", "np_used", "policy", "reserved", "used")
 
     def __init__(self, policy: Policy):
         self.policy = policy
         self.used: dict[str, int] = defaultdict(int)
         self.np_used: dict[str, int] = defaultdict(int)
+        # Per job of the policy whose victims are exiting (a claim): its priority and demand,
+        # theirs once the victims are gone, so a reclaim by another of its jobs of no higher
+        # priority counts them as used.
+        self.claimed: dict[int, tuple[int, Amounts]] = {}
         # Typed as dicts: compiled by mypyc, a `Mapping`'s `get` is a method call by name.
         self.limit: dict[str, int] = _as_dict(policy.limit)
         self.reserved: dict[str, int] = _as_dict(policy.reserved)

@@ -235,6 +235,14 @@ class Scheduling(RuleBasedStateMachine):
         assert again.admits == (), f"left waiting though they fit: {again.admits}"
         self._within_bounds(active)
 
+    def _worker_taken(self, job: int) -> bool:
+        """Whether an apply took the worker the job was last admitted to (a cancel since then
+        no longer says so in its row: the scheduler then counts it there again, which only
+        holds admissions back until it ends)."""
+        codes = [event.code for event in self.store.events(job)]
+        last = max((n for n, code in enumerate(codes) if code == "admitted"), default=-1)
+        return "worker_gone" in codes[last + 1 :]
+
     def _within_bounds(self, active: list) -> None:  # type: ignore[type-arg]
         pool_used: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
         policy_used: dict[tuple[str, str], list[tuple[int, int]]] = defaultdict(list)
@@ -243,9 +251,10 @@ class Scheduling(RuleBasedStateMachine):
         for job in active:
             if job.status not in HOLDING:
                 continue
-            if removing(job) or worker_gone(job, workers):
+            if removing(job) or worker_gone(job, workers) or self._worker_taken(job.id):
                 # Being stopped because an apply took its worker: it holds no worker and
-                # nothing of its pool (README, Admission), as a cloud's job ends with its machine.
+                # nothing of its pool (README, Admission), as a cloud's job ends with its machine
+                # (a worker of the same name an apply makes again is another machine).
                 continue
             for key, value in job.amounts:
                 pool_used[(job.pool, key)].append((job.id, value))

@@ -1834,6 +1834,68 @@ READMITTED_BESIDE_A_JOB_WHOSE_WORKER_WAS_TAKEN: list[Step] = [
     ("process_ends", {"code": 0, "pick": 2, "then": True, "vanish": True}),
 ]  # fmt: skip
 
+# Preemption back and forth (the derandomized run drew it once the test's source changed,
+# 2026-11-29): lo's job 6 (within lo's reservation of 1 GPU) took back job 2 that hi
+# borrowed; lo's job 7, in the same cycle, was judged within the reservation too (job 6's
+# claim was not counted) and took back hi's job 4; once both ran, lo borrowed, and job 4,
+# queued again, took job 7 back. A policy's claims of no lower priority now count as its use
+# when a reclaim is judged (Ledger.within_reservation).
+CLAIM_FILLS_THE_RESERVATION_A_SECOND_JOB_RECLAIMS: list[Step] = [
+    ("a_busy_start", {"jobs": [("hi", 1, 0), ("hi", 1, 0), ("hi", 1, 0)]}),
+    ("cancel", {"pick": 0, "then": False}),
+    ("apply_configuration", {"index": 1, "then": False}),
+    ("submit", {"count": 1, "gpu": 2, "preemptible": True, "priority": None, "retries": 1,
+                "route": ("hi", None), "then": False}),
+    ("submit", {"count": 1, "gpu": 1, "preemptible": False, "priority": None, "retries": 0,
+                "route": ("hi", None), "then": True}),
+    ("submit", {"count": 2, "gpu": 1, "preemptible": True, "priority": None, "retries": 0,
+                "route": ("lo", None), "then": False}),
+    ("cycle", {}),
+    ("cycle", {}),
+    ("cycle", {}),
+]  # fmt: skip
+
+# Not a scheduler fault (drawn the same day): an apply took worker w-1 from job 9 (being
+# stopped), a later apply made a worker of that name again and job 10 was admitted to it;
+# job 9 was then cancelled, and its row no longer said its worker was taken. The test counted
+# job 9 on the new w-1; it now leaves out a job whose history says its worker was taken.
+WORKER_OF_THE_SAME_NAME_MADE_AGAIN: list[Step] = [
+    ('a_busy_start', {'jobs': [('hi', 1, 0), ('hi', 1, 0), ('lo', 1, 0)]}),
+    ('cancel', {'pick': 0, 'then': False}),
+    ('apply_configuration', {'index': 0, 'then': False}),
+    ('submit', {'count': 1, 'gpu': 2, 'preemptible': False, 'priority': None, 'retries': 0, 'route': ('hi', None), 'then': False}),
+    ('submit', {'count': 1, 'gpu': 1, 'preemptible': False, 'priority': None, 'retries': 0, 'route': ('hi', None), 'then': False}),
+    ('submit', {'count': 2, 'gpu': 1, 'preemptible': False, 'priority': None, 'retries': 0, 'route': ('hi', None), 'then': False}),
+    ('cycle', {}),
+    ('cycle', {}),
+    ('cycle', {}),
+    ('process_ends', {'code': 0, 'pick': 48, 'then': False, 'vanish': False}),
+    ('time_passes', {'seconds': 1.0, 'then': False}),
+    ('process_ends', {'code': 0, 'pick': 42, 'then': False, 'vanish': False}),
+    ('cycle', {}),
+    ('cycle', {}),
+    ('cycle', {}),
+    ('process_ends', {'code': 0, 'pick': 10, 'then': False, 'vanish': True}),
+    ('cycle', {}),
+    ('apply_configuration', {'index': 1, 'then': False}),
+    ('submit', {'count': 3, 'gpu': 2, 'preemptible': False, 'priority': None, 'retries': 0, 'route': (None, 'w'), 'then': False}),
+    ('submit', {'count': 2, 'gpu': 3, 'preemptible': False, 'priority': None, 'retries': 0, 'route': ('hi', None), 'then': False}),
+    ('submit', {'count': 1, 'gpu': 2, 'preemptible': False, 'priority': None, 'retries': 0, 'route': (None, 'w'), 'then': False}),
+    ('process_ends', {'code': 0, 'pick': 32, 'then': False, 'vanish': False}),
+    ('cycle', {}),
+    ('cycle', {}),
+    ('cycle', {}),
+    ('cycle', {}),
+    ('process_ignores_sigterm', {'pick': 18}),
+    ('apply_configuration', {'index': 2, 'then': True}),
+    ('apply_configuration', {'index': 1, 'then': True}),
+    ('process_ends', {'code': 0, 'pick': 12, 'then': True, 'vanish': True}),
+    ('submit', {'count': 1, 'gpu': 1, 'preemptible': True, 'priority': None, 'retries': 0, 'route': ('hi', None), 'then': True}),
+    ('time_passes', {'seconds': 5.0, 'then': False}),
+    ('cycle', {}),
+    ('cancel', {'pick': 64, 'then': True}),
+]  # fmt: skip
+
 # name -> (the loop's max_bypass, the steps)
 EXAMPLES = {
     "left waiting though it fits": (8, LEFT_WAITING_THOUGH_IT_FITS),
@@ -1853,6 +1915,11 @@ EXAMPLES = {
         1,
         HELD_FOR_A_HEAD_THE_NEXT_CYCLE_DOES_NOT_HOLD_FOR,
     ),
+    "a claim fills the reservation a second job reclaims": (
+        8,
+        CLAIM_FILLS_THE_RESERVATION_A_SECOND_JOB_RECLAIMS,
+    ),
+    "a worker of the same name made again": (8, WORKER_OF_THE_SAME_NAME_MADE_AGAIN),
     "readmitted beside a job whose worker was taken": (
         8,
         READMITTED_BESIDE_A_JOB_WHOSE_WORKER_WAS_TAKEN,

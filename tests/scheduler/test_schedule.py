@@ -501,3 +501,28 @@ def test_jobs_a_moved_policy_left_in_its_old_pool_do_not_count_against_it_in_the
     decisions = schedule(snapshot(cfg, [queued(9, subject="dev", gpu=1, at=10)], held), now=20)
     assert admitted(decisions) == [9]
     assert [a.pool for a in decisions.admits] == ["new"]
+
+
+def test_a_second_job_of_a_policy_whose_claim_fills_its_reservation_takes_nothing_back() -> None:
+    # lo reserves 1 GPU and uses none; hi borrows 3 of the pool's 5. Job 6 (lo) takes back
+    # hi's job 4 (reclaim) and so claims lo's whole reservation; hi still borrows 1. Job 7
+    # (lo, same priority) would borrow once job 6 runs: it takes nothing back (else, once both
+    # ran, hi's job 3, queued again, would take job 7 back: preemption back and forth), and
+    # its priority is below every hi job's: it waits.
+    cfg = config(
+        resource_pools={"dc": {"gpu": 5}},
+        policies={
+            "hi": policy("dc", "hi", priority=10, reserved={"gpu": 2}),
+            "lo": policy("dc", "lo", priority=1, reserved={"gpu": 1}),
+        },
+    )
+    held = [
+        holding(2, "dc", "hi", gpu=1, priority=10, at=1),
+        holding(3, "dc", "hi", gpu=1, priority=10, at=2),
+        holding(4, "dc", "hi", gpu=2, priority=10, at=3),
+        holding(5, "dc", "hi", gpu=1, priority=10, preemptible=False, at=4),
+    ]
+    queue = [queued(6, subject="lo", gpu=1, at=5), queued(7, subject="lo", gpu=1, at=6)]
+    decisions = schedule(snapshot(cfg, queue, held), now=50)
+    assert [(p.preemptor, p.victims, p.why) for p in decisions.preempts] == [(6, (4,), "reclaim")]
+    assert decisions.reasons[7].code is not ReasonCode.WAITING_FOR_VICTIMS
