@@ -48,8 +48,9 @@ class SqlWrites(ABC):
 
     @abstractmethod
     def _set_queued(self, column: str, values: Mapping[int, Any]) -> dict[int, Any]:
-        """`column` (pool, priority) set for the queued jobs among `values`' whose value it
-        changes; each changed job's value before."""
+        """`column` (pool, priority) set to each queued job's value in `values` where it
+        differs (a job no longer queued, or already at it, is left as it is); each changed
+        job's value before."""
 
     @abstractmethod
     def _admit(self, admits: Sequence[Admit], where: Where) -> set[int]:
@@ -87,6 +88,8 @@ class SqlWrites(ABC):
     def _requeue(
         self, column: str, values: Mapping[int, Any], code: ReasonCode, serial: int
     ) -> None:
+        """Queued jobs' `column` set (`_set_queued`), each change a history event whose reason
+        names the value before as `was` and the new one by the column's name."""
         if not values:
             return
         was = self._set_queued(column, values)
