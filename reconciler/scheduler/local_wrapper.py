@@ -75,7 +75,9 @@ kill_children() {  # the wrapper's own children, each killed as soon as it is re
     kids=(); read -r -a kids < "$children" 2>/dev/null
     [ "${kids[*]}" = "$seen" ] && return 0
     seen=${kids[*]}; tries=$((tries + 1))
-    for pid in "${kids[@]}"; do kill -KILL "$pid" 2>/dev/null; done
+    for ((pid = ${#kids[@]} - 1; pid >= 0; pid--)); do  # the newest (last) first
+      kill -KILL "${kids[pid]}" 2>/dev/null
+    done
   done
 }
 # Until none runs: one killed in the middle of a fork leaves a child, found at the next pass; one
