@@ -193,29 +193,33 @@ def _send(process: Below, signum: int) -> None:
             os.close(pidfd)
 
 
-CHILD_READS = 10_000  # bounds the reads of a subreaper's children (each: a small /proc file)
+CHILD_READS = 2_000  # bounds the reads of a subreaper's children (each: a small /proc file)
 
 
 def kill_children(root: int) -> None:
-    """SIGKILL each running child of `root` (the wrapper, stopped) as soon as it is read, until
-    its list of children stays the same. A process that forks and exits at once, again and
-    again (a new pid each time, in a session of its own), lives for less than a scan of /proc
-    takes: found by one, it has been replaced by its child when the signal comes. Its parent
-    gone, each new one is the wrapper's child (it is their subreaper), read from one file."""
-    seen: list[bytes] | None = None
+    """SIGKILL each running child of `root` (the wrapper, stopped) as soon as it is read, the
+    newest (last) first, until none of them runs. A process that forks and exits at once,
+    again and again (a new pid each time, in a session of its own), lives for less than a scan
+    of /proc takes: found by one, it has been replaced by its child when the signal comes. Its
+    parent gone, each new one is the wrapper's child (it is their subreaper), read from one
+    file; one killed is looked at again until it is a zombie (only then were its own children
+    given to the wrapper)."""
     for _ in range(CHILD_READS):
         try:
             kids = Path(f"/proc/{root}/task/{root}/children").read_bytes().split()
         except OSError:
             return  # no such file (a kernel without it), or the wrapper is gone
-        if kids == seen:
-            return  # none, or only zombies the stopped wrapper has not reaped
-        seen = kids
-        for kid in reversed(kids):  # the newest last: a hop's child given to it just now
+        running = False
+        for kid in reversed(kids):
             fields = stat_fields(int(kid))
-            if fields and len(fields) > 19 and fields[0] != "Z" and fields[1] == str(root):
+            if fields is None:
+                running = True  # gone meanwhile: its children were given to the wrapper first
+            elif len(fields) > 19 and fields[0] != "Z" and fields[1] == str(root):
                 with contextlib.suppress(ValueError):
                     _send(Below(int(kid), int(fields[19]), int(fields[2])), signal.SIGKILL)
+                    running = True
+        if not running:
+            return  # none, or only zombies the stopped wrapper has not reaped
 
 
 def signal_descendants(root: int, signum: int, skip_groups: set[int]) -> None:

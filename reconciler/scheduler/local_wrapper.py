@@ -68,16 +68,23 @@ kill_children() {  # the wrapper's own children, each killed as soon as it is re
   # A process that forks and exits at once, again and again (a new pid each time, in a session
   # of its own), runs for less than a scan of /proc takes: never found by one, it outlived the
   # job. Its parent gone, each new one is the wrapper's child (the subreaper's): read from one
-  # small file until the list stays the same (what is left: zombies, or none).
-  local kids seen=- tries=0 pid
+  # small file, the newest (last) first, until none of them runs (one killed is looked at
+  # again until it is a zombie: only then were its own children given to the wrapper).
+  # One gone meanwhile (reaped) had its children given to the wrapper first: looked again too.
+  local kids tries=0 n kid line running
   [ -r "$children" ] || return 0
-  while [ "$tries" -lt 10000 ]; do
-    kids=(); read -r -a kids < "$children" 2>/dev/null
-    [ "${kids[*]}" = "$seen" ] && return 0
-    seen=${kids[*]}; tries=$((tries + 1))
-    for ((pid = ${#kids[@]} - 1; pid >= 0; pid--)); do  # the newest (last) first
-      kill -KILL "${kids[pid]}" 2>/dev/null
+  while [ "$tries" -lt 2000 ]; do
+    kids=(); read -r -a kids < "$children" 2>/dev/null; running=0
+    for ((n = ${#kids[@]} - 1; n >= 0; n--)); do
+      kid=${kids[n]}
+      if ! kill -KILL "$kid" 2>/dev/null; then
+        [ -e "/proc/$kid" ] || running=1; continue  # there still: not the wrapper's to signal
+      fi
+      { IFS= read -r line < "/proc/$kid/stat"; } 2>/dev/null || { running=1; continue; }
+      line=${line##*) }; [ "${line%% *}" = Z ] || running=1
     done
+    [ "$running" = 0 ] && return 0
+    tries=$((tries + 1))
   done
 }
 # Until none runs: one killed in the middle of a fork leaves a child, found at the next pass; one
