@@ -193,12 +193,43 @@ def _send(process: Below, signum: int) -> None:
             os.close(pidfd)
 
 
+CHILD_READS = 2_000  # bounds the reads of a subreaper's children (each: a small /proc file)
+
+
+def kill_children(root: int) -> None:
+    """SIGKILL each running child of `root` (the wrapper, stopped) as soon as it is read, the
+    newest (last) first, until none of them runs. A process that forks and exits at once,
+    again and again (a new pid each time, in a session of its own), lives for less than a scan
+    of /proc takes: found by one, it has been replaced by its child when the signal comes. Its
+    parent gone, each new one is the wrapper's child (it is their subreaper), read from one
+    file; one killed is looked at again until it is a zombie (only then were its own children
+    given to the wrapper)."""
+    for _ in range(CHILD_READS):
+        try:
+            kids = Path(f"/proc/{root}/task/{root}/children").read_bytes().split()
+        except OSError:
+            return  # no such file (a kernel without it), or the wrapper is gone
+        running = False
+        for kid in reversed(kids):
+            fields = stat_fields(int(kid))
+            if fields is None:
+                running = True  # gone meanwhile: its children were given to the wrapper first
+            elif len(fields) > 19 and fields[0] != "Z" and fields[1] == str(root):
+                with contextlib.suppress(ValueError):
+                    _send(Below(int(kid), int(fields[19]), int(fields[2])), signal.SIGKILL)
+                    running = True
+        if not running:
+            return  # none, or only zombies the stopped wrapper has not reaped
+
+
 def signal_descendants(root: int, signum: int, skip_groups: set[int]) -> None:
     """Send `signum` to every process below `root` but those in `skip_groups` (signalled as
     groups, so a process gets one SIGTERM, not two). A SIGKILL looks again until nothing new
     is found (a process killed while forking leaves a child below `root`)."""
     sent: set[tuple[int, int]] = set()
     for _ in range(KILL_PASSES if signum == signal.SIGKILL else 1):
+        if signum == signal.SIGKILL:
+            kill_children(root)
         fresh = [
             process
             for process in descendants(root)

@@ -63,11 +63,35 @@ find_left() {  # the running processes below the wrapper, or in its session (bui
     left+=("${rest[@]}"); queue=("${queue[@]:1}" "${rest[@]}")
   done
 }
+children=/proc/$$/task/$$/children
+kill_children() {  # the wrapper's own children, each killed as soon as it is read
+  # A process that forks and exits at once, again and again (a new pid each time, in a session
+  # of its own), runs for less than a scan of /proc takes: never found by one, it outlived the
+  # job. Its parent gone, each new one is the wrapper's child (the subreaper's): read from one
+  # small file, the newest (last) first, until none of them runs (one killed is looked at
+  # again until it is a zombie: only then were its own children given to the wrapper).
+  # One gone meanwhile (reaped) had its children given to the wrapper first: looked again too.
+  local kids tries=0 n kid line running
+  [ -r "$children" ] || return 0
+  while [ "$tries" -lt 2000 ]; do
+    kids=(); read -r -a kids < "$children" 2>/dev/null; running=0
+    for ((n = ${#kids[@]} - 1; n >= 0; n--)); do
+      kid=${kids[n]}
+      if ! kill -KILL "$kid" 2>/dev/null; then
+        [ -e "/proc/$kid" ] || running=1; continue  # there still: not the wrapper's to signal
+      fi
+      { IFS= read -r line < "/proc/$kid/stat"; } 2>/dev/null || { running=1; continue; }
+      line=${line##*) }; [ "${line%% *}" = Z ] || running=1
+    done
+    [ "$running" = 0 ] && return 0
+    tries=$((tries + 1))
+  done
+}
 # Until none runs: one killed in the middle of a fork leaves a child, found at the next pass; one
 # in an uninterruptible sleep (a driver, a hung mount) still holds what it holds until it ends.
 # Only what the wrapper may not signal (another user's, a set-uid program's) is left to run.
 pass=0
-while find_left; [ ${#left[@]} -gt 0 ]; do
+while kill_children; find_left; [ ${#left[@]} -gt 0 ]; do
   signalled=0; for pid in "${left[@]}"; do kill -KILL "$pid" 2>/dev/null && signalled=1; done
   [ "$signalled" = 0 ] && break
   pass=$((pass + 1)); [ "$pass" -gt 8 ] && sleep 0.1
