@@ -21,7 +21,6 @@ from typing import Any
 from providers.local.redaction import redact_file
 from providers.process_environment import base_environment
 from providers.protocol import ErrorKind, ProviderError
-from state.threads import with_signals_unblocked
 
 LOG_NAME = "setup.log"
 REDACTED = "(sensitive)"
@@ -147,9 +146,7 @@ def _run_wave(
                 started[worker_id] = subprocess.Popen(
                     # bash found on poolform's own PATH: the pool's `envs` may set another
                     # (its tools' directory), which is for the setup's commands, not for this.
-                    # Run by an apply's walk thread, which blocks SIGINT and SIGTERM: given
-                    # them back, or setup's own `kill $pid` would not stop what it started.
-                    with_signals_unblocked([shutil.which("bash") or "bash", "-c", setup]),
+                    [shutil.which("bash") or "bash", "-c", setup],
                     cwd=directory,
                     # a base a shell needs, not the whole environment of whoever runs
                     # apply (their state and cloud credentials): providers/process_environment.py

@@ -31,7 +31,6 @@ from typing import Any
 from providers.protocol import ProviderError
 from providers.retry import SYSTEM_CLOCK, Clock, RetryPolicy
 from reconciler.plan.model import ChangeKey, Plan, ResourceChange
-from state.threads import leave_signals_to_the_main_thread
 
 Event = dict[str, Any]
 
@@ -175,7 +174,6 @@ def walk_plan(
 
     def walk() -> None:
         nonlocal began
-        leave_signals_to_the_main_thread()  # (and so the pool's threads, which inherit it)
         with gate:
             began = True
         try:

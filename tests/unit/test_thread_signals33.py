@@ -2,8 +2,9 @@
 kernel gives a signal sent to the process to any thread that does not block it, and Python
 acts on it only in the main thread, which, blocked at the confirmation prompt, never woke for
 one a background thread had received. The S3 state lease's renewer runs through every prompt
-of an S3-state apply (the apply walk's threads are checked in
-tests/adversarial/test_apply_interrupt33a.py)."""
+of an S3-state apply. (apply's walk threads start programs and so block nothing: a signal one
+of them gets is acted on by the main thread's short waits, tests/adversarial/
+test_apply_interrupt33a.py; a setup's own signals work, test_setup_signals33b.py.)"""
 
 from __future__ import annotations
 
