@@ -267,8 +267,9 @@ class Ledger:
         route, claim, amounts = tree.holds.pop(job)
         tree.version += 1
         tree.held_changes += 1
-        if claim:
-            self.policies[route.policy].claimed.pop(job, None)
+        # (Whatever the flag kept: a job held first for being passed too often, then as a
+        # claimant, keeps its first flag in `holds`.)
+        self.policies[route.policy].claimed.pop(job, None)
         for key, value in amounts.items():
             tree.used[key] -= value
             tree.claimed[key] -= value
