@@ -44,7 +44,7 @@ def hold_signals() -> None:
 def release_signals() -> None:
     """Put the handlers back and, if a signal came meanwhile, act on the first now, as its
     handler would have (KeyboardInterrupt for Ctrl-C, the CLI's Terminated for SIGTERM)."""
-    if not _handlers:
+    if not _handlers or threading.current_thread() is not threading.main_thread():
         return
     for signum, handler in _handlers.items():
         signal.signal(signum, handler)
@@ -63,8 +63,11 @@ def release_signals() -> None:
 @contextlib.contextmanager
 def written_whole() -> Iterator[None]:
     """One write (an `apply --json` event line) finished before a signal that lands in it is
-    acted on; inside a hold already begun, the hold goes on."""
-    if _handlers:
+    acted on; inside a hold already begun, the hold goes on. In any thread but the main one
+    (apply's walk and its changes report from theirs) nothing is held nor released: the main
+    thread's hold is its own to release, and a handler run here would raise its
+    KeyboardInterrupt in this thread, ending the walk with its changes in flight unreported."""
+    if _handlers or threading.current_thread() is not threading.main_thread():
         yield
         return
     hold_signals()
