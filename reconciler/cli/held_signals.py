@@ -43,7 +43,10 @@ def hold_signals() -> None:
 
 def release_signals() -> None:
     """Put the handlers back and, if a signal came meanwhile, act on the first now, as its
-    handler would have (KeyboardInterrupt for Ctrl-C, the CLI's Terminated for SIGTERM)."""
+    handler would have (KeyboardInterrupt for Ctrl-C, the CLI's Terminated for SIGTERM). Only
+    in the main thread: the hold is its own, and a handler run in another thread (apply's walk
+    writes its event lines through `written_whole` too) would raise its KeyboardInterrupt there,
+    ending the walk with its changes in flight unreported."""
     if not _handlers or threading.current_thread() is not threading.main_thread():
         return
     for signum, handler in _handlers.items():
@@ -63,11 +66,9 @@ def release_signals() -> None:
 @contextlib.contextmanager
 def written_whole() -> Iterator[None]:
     """One write (an `apply --json` event line) finished before a signal that lands in it is
-    acted on; inside a hold already begun, the hold goes on. In any thread but the main one
-    (apply's walk and its changes report from theirs) nothing is held nor released: the main
-    thread's hold is its own to release, and a handler run here would raise its
-    KeyboardInterrupt in this thread, ending the walk with its changes in flight unreported."""
-    if _handlers or threading.current_thread() is not threading.main_thread():
+    acted on; inside a hold already begun, the hold goes on. (In any other thread than the
+    main one, hold_signals and release_signals do nothing.)"""
+    if _handlers:
         yield
         return
     hold_signals()

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from reconciler.scheduler.executor import Launch, Observation, Phase, Process
+from reconciler.scheduler.executor import Launch, Phase, Process
 from reconciler.scheduler.local_executor import LocalExecutor
-from tests.adversarial.test_escaped_processes33r import _escaped
+from tests.adversarial.test_escaped_processes33r import _ended, _escaped
 from tests.scheduler.scenario import wait_until
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
@@ -85,17 +85,6 @@ def _start(tmp_path: Path, tail: str, before: str = "") -> tuple[LocalExecutor, 
     executor = LocalExecutor(tmp_path / "jobs")
     pid = executor.start(Launch(1, 1, "j", run, {}, None))
     return executor, executor.identify(pid)
-
-
-def _ended(executor: LocalExecutor, process: Process) -> Observation:
-    seen: list[Observation] = []
-
-    def ended() -> bool:
-        seen.append(executor.observe(1, 1, process=process))
-        return seen[-1].phase is not Phase.RUNNING
-
-    wait_until("the attempt ended", ended)
-    return seen[-1]
 
 
 def test_a_process_hopping_from_pid_to_pid_ends_before_the_jobs_end_is_recorded(
