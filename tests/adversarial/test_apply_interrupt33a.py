@@ -37,11 +37,22 @@ SUMMARY = re.compile(r"Interrupted: (\d+) done, (\d+) failed, (\d+) skipped, (\d
 TOTAL = 40  # write_forty's changes, all creates on a first apply
 
 
+def _blocks(pid: int, tid: int, signum: int) -> bool:
+    """Whether the thread blocks `signum` (its SigBlk mask in /proc); a thread gone: yes."""
+    try:
+        status = Path(f"/proc/{pid}/task/{tid}/status").read_text()
+    except OSError:
+        return True
+    line = re.search(r"^SigBlk:\s*([0-9a-f]+)$", status, re.MULTILINE)
+    return line is None or bool(int(line.group(1), 16) >> (signum - 1) & 1)
+
+
 def _to_a_walk_thread(process: subprocess.Popen[str], signum: int) -> None:
     """Send `signum` to one of the process's threads other than its main one, as the kernel
-    may choose to (tgkill(2), glibc 2.30+)."""
+    may choose to (tgkill(2), glibc 2.30+): one that does not block it (the kernel never
+    gives a process's signal to a thread that does, such as apply's heartbeat ticker)."""
     tids = sorted(int(t) for t in os.listdir(f"/proc/{process.pid}/task"))
-    others = [t for t in tids if t != process.pid]
+    others = [t for t in tids if t != process.pid and not _blocks(process.pid, t, signum)]
     assert others, "the walk's threads run"
     assert ctypes.CDLL(None, use_errno=True).tgkill(process.pid, others[-1], signum) == 0
 
